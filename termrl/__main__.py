@@ -1,0 +1,3 @@
+from termrl.cli import main
+
+main()

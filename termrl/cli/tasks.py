@@ -1,0 +1,132 @@
+"""``termrl tasks list|show|validate``."""
+
+from __future__ import annotations
+
+import json
+from typing import Optional
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from termrl.sandbox import BACKENDS
+from termrl.tasks.formats import TaskFormatError
+from termrl.tasks.suites import SuiteError, find_task, resolve
+
+app = typer.Typer(help="List, inspect and validate tasks.", no_args_is_help=True)
+console = Console()
+err = Console(stderr=True)
+
+
+def _entries(suite: str):
+    try:
+        return resolve(suite)
+    except (SuiteError, TaskFormatError) as e:
+        err.print(f"[red]error:[/] {e}")
+        raise typer.Exit(2)
+
+
+@app.command("list")
+def list_tasks(suite: str = typer.Argument("builtin", help="builtin, humaneval, mbpp, FAMILY:SEEDS or a directory"),
+               as_json: bool = typer.Option(False, "--json")) -> None:
+    """List the tasks of a suite (default: the built-in suite)."""
+    from termrl.tasks import families
+
+    entries = _entries(suite)
+    rows = [{"id": e.id, "category": e.category,
+             "difficulty": e.task.meta.difficulty if e.task else "?",
+             "source": e.task.meta.source if e.task else "?",
+             "tags": list(e.task.meta.tags) if e.task else [],
+             "error": e.error} for e in entries]
+    if as_json:
+        typer.echo(json.dumps({"tasks": rows}))
+        return
+    table = Table(title=f"{suite}: {len(rows)} tasks")
+    for col in ("id", "category", "difficulty", "tags"):
+        table.add_column(col)
+    for r in rows:
+        table.add_row(r["id"], r["category"], r["difficulty"],
+                      ", ".join(r["tags"]) if not r["error"] else f"[red]{r['error']}[/]")
+    console.print(table)
+    if suite == "builtin":
+        fams = Table(title="task families (use FAMILY:SEEDS as a suite)")
+        for col in ("family", "category", "train seeds", "held-out seeds", "description"):
+            fams.add_column(col)
+        for f in families.FAMILIES.values():
+            fams.add_row(f.name, f.category, f"{f.train_seeds.start}-{f.train_seeds.stop - 1}",
+                         f"{f.heldout_seeds.start}-{f.heldout_seeds.stop - 1}", f.description)
+        console.print(fams)
+
+
+@app.command("show")
+def show(task_id: str = typer.Argument(..., help="Task id, FAMILY-SEED, or a task directory"),
+         as_json: bool = typer.Option(False, "--json")) -> None:
+    """Show one task: metadata, limits, instruction, files (hidden tests are listed, not shown)."""
+    try:
+        task = find_task(task_id)
+    except (SuiteError, TaskFormatError) as e:
+        err.print(f"[red]error:[/] {e}")
+        raise typer.Exit(2)
+    info = {
+        "id": task.id, "source": task.meta.source, "category": task.meta.category,
+        "difficulty": task.meta.difficulty, "family": task.meta.family, "split": task.meta.split,
+        "tags": list(task.meta.tags), "workdir": task.workdir,
+        "limits": vars(task.limits), "setup": list(task.setup),
+        "workspace": sorted(task.workspace), "extra_dirs": sorted(task.extra_files),
+        "hidden_tests": sorted(task.tests), "holdout_tests": sorted(task.holdout_tests),
+        "test_kind": task.test_spec.kind.value, "has_solution": task.solution is not None,
+        "unsupported": task.unsupported, "instruction": task.instruction,
+    }
+    if as_json:
+        typer.echo(json.dumps(info))
+        return
+    table = Table(show_header=False, title=task.id)
+    for key, value in info.items():
+        if key != "instruction":
+            table.add_row(key, str(value))
+    console.print(table)
+    console.rule("instruction")
+    console.print(task.instruction, markup=False, highlight=False)
+
+
+@app.command("validate")
+def validate_cmd(
+    suite: str = typer.Argument(..., help="builtin, humaneval, mbpp, FAMILY:SEEDS or a directory of tasks"),
+    as_json: bool = typer.Option(False, "--json", help='Print {"tasks": [{"id", "category", "valid", "reason", ...}]}'),
+    workers: Optional[int] = typer.Option(None, help="Parallel sandboxes (default: one per core)."),
+    backend: str = typer.Option("bwrap", help=f"Sandbox backend: {', '.join(BACKENDS)}."),
+) -> None:
+    """Run every task's reference solution (must pass) and a do-nothing agent (must fail)."""
+    from termrl.tasks.validate import validate
+
+    if backend not in BACKENDS:
+        err.print(f"[red]error:[/] --backend {backend!r}: choose one of {', '.join(BACKENDS)}")
+        raise typer.Exit(2)
+    entries = _entries(suite)
+    progress = Progress(TextColumn("validating {task.description}"), BarColumn(), MofNCompleteColumn(),
+                        TimeElapsedColumn(), console=err, transient=as_json, disable=False)
+    with progress:
+        bar = progress.add_task(suite, total=len(entries))
+        rows = validate(entries, backend=backend, workers=workers,
+                        on_done=lambda row: progress.advance(bar))
+    invalid = [r for r in rows if r.status == "invalid"]
+    unsupported = [r for r in rows if r.status == "unsupported"]
+    if as_json:
+        typer.echo(json.dumps({"suite": suite, "tasks": [r.to_dict() for r in rows],
+                               "summary": {"total": len(rows), "valid": len(rows) - len(invalid) - len(unsupported),
+                                           "invalid": len(invalid), "unsupported": len(unsupported)}}))
+    else:
+        table = Table(title=f"{suite}: validation")
+        for col in ("id", "category", "status", "seconds", "reason"):
+            table.add_column(col, overflow="fold")
+        shown = rows if len(rows) <= 60 else invalid + unsupported
+        for r in shown:
+            color = {"valid": "green", "invalid": "red", "unsupported": "yellow"}[r.status]
+            table.add_row(r.id, r.category, f"[{color}]{r.status}[/]", f"{r.seconds:.1f}",
+                          r.reason if r.status != "valid" else "")
+        if shown:
+            console.print(table)
+        valid = len(rows) - len(invalid) - len(unsupported)
+        console.print(f"[bold]{valid}/{len(rows)} valid[/], {len(invalid)} invalid, {len(unsupported)} unsupported")
+    raise typer.Exit(1 if invalid else 0)

@@ -1,0 +1,522 @@
+"""The default sandbox: bubblewrap namespaces, cgroup limits, a tmpfs workspace.
+
+See ``termrl.sandbox`` for the threat model. Host layout of one sandbox::
+
+    $TERMRL_SANDBOX_DIR/<name>/owner.pid   pid of the harness (stale sandboxes are swept)
+    $TERMRL_SANDBOX_DIR/<name>/fs/         a tmpfs of ``disk_mb`` (when root), holding:
+        ws/      -> the task's workdir        tmp/  -> /tmp        home/ -> /root
+        d<i>/    -> other writable dirs       r<n>/ -> a fresh /tmp, /root and mounts of one run()
+"""
+
+from __future__ import annotations
+
+import base64
+import ctypes
+import itertools
+import os
+import shutil
+import signal
+import subprocess
+import tempfile
+import threading
+import time
+import uuid
+from pathlib import Path, PurePosixPath
+from typing import Mapping, Sequence
+
+from termrl.protocols import ExecResult, Files, Limits, StopReason
+from termrl.sandbox import cgroups
+from termrl.sandbox.shell import command_line, new_nonce, read_until_markers
+
+SANDBOX_UID = 65534
+"""Host uid the sandbox runs as when the harness is root (``nobody``); uid 0 inside."""
+RUNTIME_DIR = Path(os.environ.get("TERMRL_SANDBOX_DIR", Path(tempfile.gettempdir()) / "termrl-sandboxes"))
+DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+BASE_ENV = {
+    "PATH": DEFAULT_PATH,
+    "HOME": "/root",
+    "USER": "root",
+    "LOGNAME": "root",
+    "SHELL": "/bin/bash",
+    "LANG": "C.UTF-8",
+    "LC_ALL": "C.UTF-8",
+    "TERM": "dumb",
+    "TMPDIR": "/tmp",
+    "GIT_AUTHOR_NAME": "agent",
+    "GIT_AUTHOR_EMAIL": "agent@termrl.local",
+    "GIT_COMMITTER_NAME": "agent",
+    "GIT_COMMITTER_EMAIL": "agent@termrl.local",
+}
+"""The whole environment of a sandbox: built from scratch, nothing of the harness's leaks in."""
+
+_ROOT_LINKS = ("bin", "sbin", "lib", "lib32", "lib64", "libx32")
+NAMESPACE_CAPS = ("CAP_CHOWN", "CAP_DAC_OVERRIDE", "CAP_FOWNER", "CAP_FSETID", "CAP_KILL", "CAP_SETGID",
+                  "CAP_SETUID", "CAP_NET_BIND_SERVICE", "CAP_SYS_CHROOT")
+"""Docker's default capabilities, held inside the sandbox's user namespace only: they act on
+the sandbox's own files and processes (so root can fix a mode-000 file, as in Docker), never
+on host files, whose owners are not mapped into the namespace."""
+_sweep_lock = threading.Lock()
+_swept = False
+
+
+class SandboxError(RuntimeError):
+    """The sandbox could not be created or driven: never the agent's fault."""
+
+
+def bwrap_path() -> str | None:
+    return shutil.which("bwrap") or shutil.which("bwrap", path="/usr/bin:/usr/local/bin")
+
+
+def _mount_tmpfs(target: Path, size_mb: int, uid: int) -> bool:
+    libc = ctypes.CDLL(None, use_errno=True)
+    opts = f"size={size_mb}m,mode=0755,uid={uid},gid={uid}".encode()
+    return libc.mount(b"tmpfs", str(target).encode(), b"tmpfs", 0, opts) == 0
+
+
+def _umount(target: Path) -> None:
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.umount2(str(target).encode(), 2)  # MNT_DETACH
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def sweep_stale() -> None:
+    """Remove sandboxes whose harness died without closing them (kill -9)."""
+    global _swept
+    with _sweep_lock:
+        if _swept or not RUNTIME_DIR.is_dir():
+            _swept = True
+            return
+        _swept = True
+        for d in RUNTIME_DIR.iterdir():
+            try:
+                owner = int((d / "owner.pid").read_text())
+            except (OSError, ValueError):
+                owner = -1
+            if owner > 0 and _pid_alive(owner):
+                continue
+            _umount(d / "fs")
+            shutil.rmtree(d, ignore_errors=True)
+        if cgroups.available():
+            cgroups.sweep(alive={d.name for d in RUNTIME_DIR.iterdir()})
+
+
+def _children(pid: int) -> list[int]:
+    try:
+        return [int(p) for p in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+    except (OSError, ValueError):
+        return []
+
+
+def _pidns_members(pidns: str) -> set[int]:
+    """Host pids whose pid namespace is ``pidns`` (fallback when there are no cgroups)."""
+    found = set()
+    for entry in os.scandir("/proc"):
+        if entry.name.isdigit():
+            try:
+                if os.readlink(f"/proc/{entry.name}/ns/pid") == pidns:
+                    found.add(int(entry.name))
+            except OSError:
+                pass
+    return found
+
+
+class BwrapSandbox:
+    """A bubblewrap sandbox with a persistent shell. See ``termrl.sandbox`` for the threat model."""
+
+    backend = "bwrap"
+
+    def __init__(self, workdir: str = "/workspace", limits: Limits = Limits(),
+                 command_timeout: float = 120.0, dirs: Sequence[str] = (),
+                 env: Mapping[str, str] | None = None, name: str | None = None):
+        if not workdir.startswith("/"):
+            raise ValueError(f"workdir must be an absolute path, got {workdir!r}")
+        self.workdir = str(PurePosixPath(workdir))
+        self.limits = limits
+        self.command_timeout = command_timeout
+        self.env = {**BASE_ENV, **(env or {})}
+        self.name = name or f"sbx-{uuid.uuid4().hex[:12]}"
+        self.extra_dirs = sorted({str(PurePosixPath(d)) for d in dirs
+                                  if not _within(d, self.workdir)}, key=len)
+        self.privileged = os.geteuid() == 0
+        self._proc: subprocess.Popen | None = None
+        self._shell_pids: set[int] = set()
+        self._pidns = ""
+        self._cg: cgroups.CgroupPair | None = None
+        self._root: Path | None = None
+        self._fs: Path | None = None
+        self._mounted = False
+        self._closed = False
+        self._runs = itertools.count()
+        self._run_dirs: list[tuple[str, Path]] = []
+        self._lock = threading.RLock()
+
+    # ------------------------------------------------------------------ lifecycle
+
+    def start(self) -> None:
+        if self._proc is not None:
+            return
+        if self._closed:
+            raise SandboxError("this sandbox was closed; create a new one")
+        if not bwrap_path():
+            raise SandboxError("bubblewrap (bwrap) is not installed: apt-get install -y bubblewrap")
+        sweep_stale()
+        RUNTIME_DIR.mkdir(mode=0o711, parents=True, exist_ok=True)
+        self._root = RUNTIME_DIR / self.name
+        self._root.mkdir(mode=0o711)
+        (self._root / "owner.pid").write_text(str(os.getpid()))
+        self._fs = self._root / "fs"
+        self._fs.mkdir()
+        if self.privileged:
+            self._mounted = _mount_tmpfs(self._fs, self.limits.disk_mb, SANDBOX_UID)
+            if cgroups.available():
+                self._cg = cgroups.CgroupPair(self.name, self.limits.memory_mb << 20, self.limits.pids)
+        for sub in ["ws", "tmp", "home"] + [f"d{i}" for i in range(len(self.extra_dirs))]:
+            self._mkdir(self._fs / sub)
+        os.chmod(self._fs / "tmp", 0o1777)
+        self._spawn_shell()
+
+    def _mounts(self, tmp: Path, home: Path) -> list[str]:
+        args = []
+        for name in _ROOT_LINKS:
+            p = Path("/") / name
+            if p.is_symlink():
+                args += ["--symlink", os.readlink(p), str(p)]
+            elif p.is_dir():
+                args += ["--ro-bind", str(p), str(p)]
+        args += ["--ro-bind", "/usr", "/usr", "--ro-bind", "/etc", "/etc",
+                 "--proc", "/proc", "--dev", "/dev",
+                 "--bind", str(tmp), "/tmp", "--bind", str(home), "/root"]
+        pairs = [(self.workdir, self._fs / "ws")] + [
+            (d, self._fs / f"d{i}") for i, d in enumerate(self.extra_dirs)]
+        for sandbox_path, host in sorted(pairs, key=lambda p: len(p[0])):
+            args += ["--bind", str(host), sandbox_path]
+        return args
+
+    def _argv(self, tmp: Path, home: Path, extra: list[str], cwd: str, env: Mapping[str, str],
+              command: list[str]) -> list[str]:
+        argv = [bwrap_path(), "--unshare-all", "--unshare-user", "--uid", "0", "--gid", "0",
+                "--disable-userns", "--die-with-parent", "--new-session", "--hostname", "sandbox",
+                *(a for cap in NAMESPACE_CAPS for a in ("--cap-add", cap)),
+                *self._mounts(tmp, home), *extra, "--clearenv"]
+        for key, value in env.items():
+            argv += ["--setenv", key, value]
+        argv += ["--chdir", cwd, "--", *command]
+        prefix: list[str] = []
+        if self.privileged:
+            prefix = ["setpriv", f"--reuid={SANDBOX_UID}", f"--regid={SANDBOX_UID}", "--clear-groups",
+                      "--inh-caps=-all", "--bounding-set=-all"]
+        if self._cg is not None:
+            # join the sandbox's cgroups before anything else runs, then drop privileges
+            joins = " && ".join(f"echo $$ > {f}" for f in self._cg.procs_files)
+            prefix = ["/bin/sh", "-c", f'{joins} && exec "$@"', "sh", *prefix]
+        return prefix + argv
+
+    def _spawn_shell(self) -> None:
+        argv = self._argv(self._fs / "tmp", self._fs / "home", [], self.workdir, self.env,
+                          ["/bin/bash", "--noprofile", "--norc"])
+        self._proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                      stderr=subprocess.PIPE, cwd="/", close_fds=True)
+        # handshake: proves the shell is up and learns which processes are the shell itself
+        res = self._roundtrip(":", 30.0)
+        if res.exit_code is None:
+            err = bytes(res.stderr).decode(errors="replace")[-2000:]
+            self._kill_all()
+            raise SandboxError(f"the sandbox shell did not start: {err.strip() or 'no output'}")
+        init = _children(self._proc.pid)
+        self._shell_pids = {self._proc.pid, *init, *(c for i in init for c in _children(i))}
+        if init:
+            self._pidns = os.readlink(f"/proc/{init[0]}/ns/pid")
+
+    def close(self) -> None:
+        """Kill every process of the sandbox and delete its files. Idempotent."""
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+            self._kill_all()
+            if self._cg is not None:
+                for _ in range(50):
+                    if not self._cg.pids():
+                        break
+                    time.sleep(0.01)
+                self._cg.remove()
+            if self._root is not None:
+                if self._mounted:
+                    _umount(self._fs)
+                shutil.rmtree(self._root, ignore_errors=True)
+
+    def __enter__(self) -> "BwrapSandbox":
+        self.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:
+            pass
+
+    # ------------------------------------------------------------------ processes
+
+    def _members(self) -> set[int]:
+        if self._cg is not None:
+            return self._cg.pids()
+        return _pidns_members(self._pidns) if self._pidns else set()
+
+    def _kill_strays(self) -> int:
+        """Kill every sandbox process except the shell itself; return how many were killed."""
+        killed = 0
+        for _ in range(100):
+            strays = self._members() - self._shell_pids
+            if not strays:
+                break
+            for pid in strays:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                    killed += 1
+                except ProcessLookupError:
+                    pass
+            time.sleep(0.002)
+        return killed
+
+    def _drain(self) -> None:
+        """Discard output that killed strays wrote after the marker, so it never reaches the next command."""
+        for f in (self._proc.stdout, self._proc.stderr):
+            try:
+                while os.read(f.fileno(), 1 << 16):
+                    pass
+            except (BlockingIOError, OSError, ValueError):
+                pass
+
+    def _kill_all(self) -> None:
+        if self._proc is not None:
+            try:
+                self._proc.kill()
+            except ProcessLookupError:
+                pass
+            for pid in self._members():
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+            try:
+                self._proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                pass
+            for f in (self._proc.stdin, self._proc.stdout, self._proc.stderr):
+                try:
+                    f.close()
+                except OSError:
+                    pass
+            self._proc = None
+
+    # ------------------------------------------------------------------ commands
+
+    def _roundtrip(self, command: str, timeout: float, limit: int | None = None):
+        nonce = new_nonce()
+        try:
+            self._proc.stdin.write(command_line(command, nonce))
+            self._proc.stdin.flush()
+        except (BrokenPipeError, OSError):
+            from termrl.sandbox.shell import Captured
+            return Captured(bytearray(), bytearray(), None, True, False, False)
+        return read_until_markers(self._proc, nonce, time.monotonic() + timeout,
+                                  limit or self.limits.output_bytes, on_stop=self._kill_strays)
+
+    def exec(self, command: str, timeout: float | None = None) -> ExecResult:
+        """Run ``command`` in the persistent shell; no process it started survives the call."""
+        with self._lock:
+            if self._proc is None:
+                self.start()
+            timeout = self.command_timeout if timeout is None else timeout
+            t0 = time.monotonic()
+            ooms = self._cg.oom_kills() if self._cg else 0
+            cap = self._roundtrip(command, timeout)
+            killed = self._kill_strays()
+            self._drain()
+            oom = self._cg is not None and self._cg.oom_kills() > ooms
+            shell_gone = cap.exit_code is None
+            if cap.over_limit:
+                stop = StopReason.OUTPUT_LIMIT
+            elif oom:
+                stop = StopReason.MEMORY
+            elif cap.timed_out:
+                stop = StopReason.TIMEOUT
+            elif shell_gone:
+                stop = StopReason.SHELL_DIED
+            else:
+                stop = StopReason.EXITED
+            exit_code = cap.exit_code
+            if shell_gone:
+                # the command ended, hijacked or outlived the shell: start a clean one
+                exit_code = 137
+                if stop is StopReason.SHELL_DIED:
+                    try:
+                        exit_code = self._proc.wait(timeout=1.0)  # bwrap passes on bash's status
+                    except subprocess.TimeoutExpired:
+                        pass
+                self._kill_all()
+                self._spawn_shell()
+            return ExecResult(
+                exit_code=exit_code, stdout=cap.stdout.decode(errors="replace"),
+                stderr=cap.stderr.decode(errors="replace"), stop=stop,
+                duration_s=time.monotonic() - t0, output_truncated=cap.over_limit,
+                killed_processes=killed)
+
+    def run(self, argv: list[str] | str, timeout: float | None = None, cwd: str | None = None,
+            env: Mapping[str, str] | None = None, mounts: Mapping[str, Files] | None = None
+            ) -> ExecResult:
+        """Run a command in a fresh sandbox process sharing this workspace.
+
+        Fresh /tmp and /root, the base environment plus ``env``, no agent shell
+        state. ``mounts`` maps absolute directories to files copied there for this
+        run only (hidden tests); they stay readable with ``read_file`` until the
+        next ``run``.
+        """
+        with self._lock:
+            if self._root is None:
+                self.start()
+            self._drop_run_dirs()
+            self._kill_strays()
+            run_dir = self._fs / f"r{next(self._runs)}"
+            self._mkdir(run_dir)
+            for sub in ("tmp", "home"):
+                self._mkdir(run_dir / sub)
+            os.chmod(run_dir / "tmp", 0o1777)
+            extra = []
+            for i, (path, files) in enumerate(sorted((mounts or {}).items(), key=lambda kv: len(kv[0]))):
+                host = run_dir / f"m{i}"
+                self._mkdir(host)
+                self._put(host, files)
+                extra += ["--bind", str(host), path]
+                self._run_dirs.append((str(PurePosixPath(path)), host))
+            command = ["/bin/bash", "-c", argv] if isinstance(argv, str) else list(argv)
+            full = self._argv(run_dir / "tmp", run_dir / "home", extra, cwd or self.workdir,
+                              {**self.env, **(env or {})}, command)
+            timeout = self.command_timeout if timeout is None else timeout
+            t0 = time.monotonic()
+            ooms = self._cg.oom_kills() if self._cg else 0
+            proc = subprocess.Popen(full, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                    stderr=subprocess.PIPE, cwd="/", close_fds=True)
+            try:
+                cap = read_until_markers(proc, None, t0 + timeout, self.limits.output_bytes,
+                                         on_stop=proc.kill)
+                code = proc.wait(timeout=max(0.1, t0 + timeout - time.monotonic()))
+                late = False
+            except subprocess.TimeoutExpired:
+                late = True
+            finally:
+                if proc.poll() is None:
+                    proc.kill()
+                code = proc.wait()
+                proc.stdout.close()
+                proc.stderr.close()
+            oom = self._cg is not None and self._cg.oom_kills() > ooms
+            stop = (StopReason.OUTPUT_LIMIT if cap.over_limit else StopReason.MEMORY if oom
+                    else StopReason.TIMEOUT if cap.timed_out or late else StopReason.EXITED)
+            return ExecResult(exit_code=code if code >= 0 else 128 - code,
+                              stdout=cap.stdout.decode(errors="replace"),
+                              stderr=cap.stderr.decode(errors="replace"), stop=stop,
+                              duration_s=time.monotonic() - t0, output_truncated=cap.over_limit)
+
+    def _drop_run_dirs(self) -> None:
+        for name in [p for p in self._fs.iterdir() if p.name.startswith("r")] if self._fs else []:
+            shutil.rmtree(name, ignore_errors=True)
+        self._run_dirs = []
+
+    # ------------------------------------------------------------------ files
+
+    def _mkdir(self, path: Path) -> None:
+        path.mkdir(parents=True, exist_ok=True)
+        if self.privileged:
+            os.chown(path, SANDBOX_UID, SANDBOX_UID)
+
+    def _put(self, base: Path, files: Files) -> None:
+        for rel, f in files.items():
+            self._write_host(base, rel, f.data, f.mode)
+
+    def _write_host(self, base: Path, rel: str, data: bytes, mode: int) -> None:
+        target = base / rel
+        parent = base
+        for part in PurePosixPath(rel).parts[:-1]:
+            parent = parent / part
+            if not parent.is_dir() or parent.is_symlink():
+                self._mkdir(parent)
+        _check_inside(target, base)
+        fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, mode)
+        try:
+            os.write(fd, data)
+            os.fchmod(fd, mode)
+            if self.privileged:
+                os.fchown(fd, SANDBOX_UID, SANDBOX_UID)
+        finally:
+            os.close(fd)
+
+    def _host_path(self, path: str) -> tuple[Path, str] | None:
+        p = PurePosixPath(path if path.startswith("/") else f"{self.workdir}/{path}")
+        table = [(self.workdir, self._fs / "ws"), ("/tmp", self._fs / "tmp"),
+                 ("/root", self._fs / "home")]
+        table += [(d, self._fs / f"d{i}") for i, d in enumerate(self.extra_dirs)] + self._run_dirs
+        for sandbox_dir, host in sorted(table, key=lambda t: -len(t[0])):
+            if _within(str(p), sandbox_dir):
+                return host, str(p.relative_to(sandbox_dir))
+        return None
+
+    def put_files(self, directory: str, files: Files) -> None:
+        """Copy ``files`` under the absolute or workdir-relative ``directory``."""
+        for rel, f in files.items():
+            self.write_file(f"{directory.rstrip('/')}/{rel}", f.data, f.mode)
+
+    def write_file(self, path: str, data: bytes, mode: int = 0o644) -> None:
+        if self._root is None:
+            self.start()
+        mapped = self._host_path(path)
+        if mapped is None:
+            raise PermissionError(f"{path} is not in a writable directory of the sandbox "
+                                  f"(workdir {self.workdir}, /tmp, /root)")
+        self._write_host(mapped[0], mapped[1], data, mode)
+
+    def read_file(self, path: str) -> bytes:
+        if self._root is None:
+            self.start()
+        mapped = self._host_path(path)
+        if mapped is not None:
+            host = mapped[0] / mapped[1]
+            try:
+                _check_inside(host, mapped[0])
+                return host.read_bytes()
+            except PermissionError:
+                pass  # a symlink leaving the workspace: resolve it inside the sandbox instead
+        res = self.run(["/bin/sh", "-c", 'base64 -w0 -- "$1"', "sh", path], timeout=30)
+        if res.exit_code != 0:
+            raise FileNotFoundError(f"{path}: {res.stderr.strip()}")
+        return base64.b64decode(res.stdout)
+
+    def host_workspace(self) -> Path:
+        """The host directory that holds the workdir (read it only when no command runs)."""
+        if self._root is None:
+            self.start()
+        return self._fs / "ws"
+
+
+def _within(path: str, directory: str) -> bool:
+    path, directory = str(PurePosixPath(path)), str(PurePosixPath(directory))
+    return path == directory or path.startswith(directory.rstrip("/") + "/")
+
+
+def _check_inside(path: Path, base: Path) -> None:
+    """Refuse host paths that a symlink planted by the agent would lead out of ``base``."""
+    real = os.path.realpath(path)
+    if not _within(real, os.path.realpath(base)):
+        raise PermissionError(f"{path} resolves outside the sandbox ({real})")

@@ -1,0 +1,79 @@
+"""cgroup v1 memory and pids limits for one sandbox (when the host lets us write them).
+
+Every process of a sandbox joins one ``memory`` and one ``pids`` cgroup named
+after the sandbox, so that a memory hog is OOM-killed inside its own limit, a
+fork bomb hits ``pids.max``, and the harness can list every process of the
+sandbox (``cgroup.procs``) however it was started (setsid, double fork).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+ROOT = Path(os.environ.get("TERMRL_CGROUP_ROOT", "/sys/fs/cgroup"))
+PARENT = "termrl"
+
+
+def available() -> bool:
+    """True when cgroup v1 memory and pids hierarchies exist and are writable by us."""
+    return all(os.access(ROOT / c, os.W_OK) and (ROOT / c / "cgroup.procs").exists()
+               for c in ("memory", "pids"))
+
+
+class CgroupPair:
+    """The memory and pids cgroups of one sandbox."""
+
+    def __init__(self, name: str, memory_bytes: int, pids: int):
+        self.dirs = {c: ROOT / c / PARENT / name for c in ("memory", "pids")}
+        for d in self.dirs.values():
+            d.mkdir(parents=True, exist_ok=True)
+        mem = self.dirs["memory"]
+        (mem / "memory.limit_in_bytes").write_text(str(memory_bytes))
+        swap = mem / "memory.memsw.limit_in_bytes"
+        if swap.exists():
+            try:
+                swap.write_text(str(memory_bytes))
+            except OSError:
+                pass  # swap accounting disabled: no swap to limit
+        (self.dirs["pids"] / "pids.max").write_text(str(pids))
+
+    @property
+    def procs_files(self) -> list[str]:
+        return [str(d / "cgroup.procs") for d in self.dirs.values()]
+
+    def pids(self) -> set[int]:
+        text = (self.dirs["pids"] / "cgroup.procs").read_text()
+        return {int(p) for p in text.split()}
+
+    def oom_kills(self) -> int:
+        """How many processes the kernel OOM-killed in this cgroup so far."""
+        for line in (self.dirs["memory"] / "memory.oom_control").read_text().splitlines():
+            key, _, value = line.partition(" ")
+            if key == "oom_kill":
+                return int(value)
+        return int((self.dirs["memory"] / "memory.failcnt").read_text())
+
+    def remove(self) -> None:
+        for d in self.dirs.values():
+            try:
+                d.rmdir()
+            except FileNotFoundError:
+                pass
+            except OSError:
+                # still populated by dying processes: the sweep on next start retries
+                pass
+
+
+def sweep(alive: set[str]) -> None:
+    """Remove empty leftover cgroups of sandboxes that are not in ``alive``."""
+    for c in ("memory", "pids"):
+        parent = ROOT / c / PARENT
+        if not parent.is_dir():
+            continue
+        for d in parent.iterdir():
+            if d.is_dir() and d.name not in alive:
+                try:
+                    d.rmdir()
+                except OSError:
+                    pass

@@ -1,0 +1,135 @@
+"""A persistent bash session driven over pipes, shared by every sandbox backend.
+
+Each command is sent as one line: ``{ eval $'<command>'; } </dev/null`` followed by
+a marker carrying a fresh random nonce and the exit status. The command runs
+in the shell itself, so ``cd`` and ``export`` persist; it reads /dev/null, so it
+can never swallow the protocol; a syntax error only fails that ``eval``.
+The session reads stdout and stderr until both markers arrive, enforcing a
+deadline and an output budget. What to do when a command must be stopped
+(kill its processes, restart the shell) is the backend's business, passed in
+as callbacks.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import selectors
+import subprocess
+import time
+from dataclasses import dataclass
+from typing import Callable
+
+MARK = b"\x1e\x1f"
+
+
+def ansi_c_quote(text: str) -> str:
+    """Quote ``text`` as a bash ``$'...'`` string (builtin-only, no fork to decode)."""
+    out = []
+    for byte in text.encode():
+        ch = chr(byte)
+        if ch == "\\":
+            out.append("\\\\")
+        elif ch == "'":
+            out.append("\\'")
+        elif 32 <= byte < 127:
+            out.append(ch)
+        else:
+            out.append(f"\\x{byte:02x}")
+    return "$'" + "".join(out) + "'"
+
+
+@dataclass
+class Captured:
+    stdout: bytearray
+    stderr: bytearray
+    exit_code: int | None
+    """None when the stdout marker never arrived (shell died or the deadline passed)."""
+    eof: bool
+    """The shell's pipes closed: the shell is gone."""
+    timed_out: bool
+    over_limit: bool
+
+
+def read_until_markers(proc: subprocess.Popen, nonce: bytes | None, deadline: float, limit: int,
+                       on_stop: Callable[[], None], grace_s: float = 1.0) -> Captured:
+    """Read ``proc``'s stdout/stderr until both end markers for ``nonce`` appear
+    (or, with ``nonce=None``, until both pipes close).
+
+    At most ``limit`` bytes of output are kept. ``on_stop`` is called once when
+    the deadline passes or the output budget is spent; reading then goes on
+    for ``grace_s`` so the shell can report the command's status.
+    """
+    out_fd, err_fd = proc.stdout.fileno(), proc.stderr.fileno()
+    marks = {out_fd: MARK + nonce + b" ", err_fd: MARK + nonce + b"\n"} if nonce else None
+    bufs = {out_fd: bytearray(), err_fd: bytearray()}
+    windows = {out_fd: b"", err_fd: b""}
+    exit_code = None
+    eof = timed_out = over_limit = False
+    total = 0
+    sel = selectors.DefaultSelector()
+    for fd in bufs:
+        os.set_blocking(fd, False)
+        sel.register(fd, selectors.EVENT_READ)
+    try:
+        while sel.get_map():
+            now = time.monotonic()
+            if now >= deadline:
+                if timed_out or over_limit:
+                    break
+                timed_out = True
+                on_stop()
+                deadline = time.monotonic() + grace_s
+                continue
+            for key, _ in sel.select(timeout=deadline - now):
+                fd = key.fd
+                try:
+                    chunk = os.read(fd, 1 << 16)
+                except BlockingIOError:
+                    continue
+                if not chunk:
+                    eof = True
+                    sel.unregister(fd)
+                    continue
+                room = max(0, limit - total)
+                bufs[fd] += chunk[:room]
+                total += len(chunk)
+                if total > limit and not over_limit:
+                    over_limit = True
+                    on_stop()
+                    deadline = min(deadline, time.monotonic() + 5.0)
+                if marks is None:
+                    continue
+                window = windows[fd] = (windows[fd] + chunk)[-(len(chunk) + 128):]
+                pos = window.find(marks[fd])
+                if pos < 0:
+                    continue
+                if fd == out_fd:
+                    end = window.find(MARK, pos + len(marks[fd]))
+                    if end < 0:
+                        continue  # the status digits have not all arrived yet
+                    exit_code = int(window[pos + len(marks[fd]):end])
+                sel.unregister(fd)
+                cut = bufs[fd].rfind(MARK + nonce)
+                if cut < 0 and not over_limit:
+                    cut = len(bufs[fd]) - (len(window) - pos)
+                if cut >= 0:
+                    del bufs[fd][cut:]
+                if bufs[fd].endswith(b"\n"):
+                    del bufs[fd][-1:]  # the newline the protocol printed before its marker
+    finally:
+        sel.close()
+    return Captured(bufs[out_fd], bufs[err_fd], exit_code, eof, timed_out, over_limit)
+
+
+def command_line(command: str, nonce: bytes) -> bytes:
+    """The one line sent to the shell for ``command``."""
+    n = nonce.decode()
+    return (
+        f"{{ eval {ansi_c_quote(command)}; }} </dev/null; "
+        f"printf '\\n\\036\\037{n} %d\\036\\037\\n' $?; printf '\\n\\036\\037{n}\\n' >&2\n"
+    ).encode()
+
+
+def new_nonce() -> bytes:
+    return secrets.token_hex(8).encode()

@@ -1,0 +1,314 @@
+"""Reading Terminal-Bench and Harbor environments (Dockerfiles, test scripts) without Docker.
+
+termrl runs these tasks in its own sandbox, whose system is the host's /usr.
+A Dockerfile is therefore *interpreted*: ``WORKDIR`` gives the workdir,
+``COPY``/``ADD`` say which files of the task go where, ``ENV`` sets
+variables, and ``RUN`` lines become setup commands, except the installs of
+tools the harness itself uses (tmux, asciinema...). A package install the
+host cannot satisfy, or anything that needs the network, makes the task
+*unsupported*, with the reason: it is never run wrong.
+
+Standard test scripts download curl, uv and pytest at test time. When a
+script is recognised as that template, its pytest files are run with the
+sandbox's own pytest instead, which gives the same verdict.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import functools
+import json
+import re
+import shlex
+import subprocess
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+
+from termrl.protocols import TaskFile
+from termrl.tasks.formats.common import TaskFormatError, read_tree
+
+HARNESS_PACKAGES = {"tmux", "asciinema", "curl", "wget", "ca-certificates", "gnupg", "lsb-release",
+                    "python3-pip", "python3-venv", "pipx", "software-properties-common", "apt-utils"}
+"""Debian packages that the standard images install for the harness, not for the task."""
+TEST_PY_PACKAGES = {"pytest", "pytest-json-ctrf", "pytest-json-report", "pytest-timeout"}
+MODULE_NAMES = {"scikit-learn": "sklearn", "pyyaml": "yaml", "beautifulsoup4": "bs4",
+                "pillow": "PIL", "opencv-python": "cv2", "python-dateutil": "dateutil"}
+NETWORK_WORDS = re.compile(r"\b(curl|wget|apt-get|apt|pip3?|uv|uvx|npm|git\s+clone|conda)\b")
+
+
+@dataclass
+class Environment:
+    workdir: str = "/app"
+    env: dict[str, str] = field(default_factory=dict)
+    setup: list[str] = field(default_factory=list)
+    files: dict[str, dict[str, TaskFile]] = field(default_factory=dict)
+    """Absolute directory -> files copied there."""
+    unsupported: str | None = None
+
+
+@functools.lru_cache(maxsize=None)
+def debian_package_installed(name: str) -> bool:
+    res = subprocess.run(["dpkg-query", "-W", "-f=${Status}", name], capture_output=True, text=True)
+    return res.returncode == 0 and "install ok installed" in res.stdout
+
+
+@functools.lru_cache(maxsize=None)
+def sandbox_python_has(module: str) -> bool:
+    """Whether the sandbox's python3 (/usr/bin/python3) can import ``module``."""
+    res = subprocess.run(["/usr/bin/python3", "-I", "-c", f"import {module}"], capture_output=True)
+    return res.returncode == 0
+
+
+def python_package_module(spec: str) -> str:
+    name = re.split(r"[<>=!~\[;@ ]", spec.strip(), maxsplit=1)[0].lower()
+    return MODULE_NAMES.get(name, name.replace("-", "_"))
+
+
+def _logical_lines(text: str) -> list[str]:
+    lines, cur = [], ""
+    for raw in text.splitlines():
+        line = raw.rstrip()
+        if line.endswith("\\"):
+            cur += line[:-1] + " "
+            continue
+        cur += line
+        if cur.strip() and not cur.strip().startswith("#"):
+            lines.append(cur.strip())
+        cur = ""
+    if cur.strip():
+        lines.append(cur.strip())
+    return lines
+
+
+def missing_python_packages(specs: list[str]) -> list[str]:
+    return [s for s in specs if s.split("==")[0].lower() not in TEST_PY_PACKAGES
+            and not sandbox_python_has(python_package_module(s))]
+
+
+def _apt_packages(cmd: str) -> list[str] | None:
+    words = shlex.split(cmd)
+    if len(words) >= 2 and words[0] in ("apt-get", "apt") and words[1] == "install":
+        return [w.split("=")[0] for w in words[2:] if not w.startswith("-")]
+    return None
+
+
+def _pip_packages(cmd: str) -> list[str] | None:
+    words = shlex.split(cmd)
+    if not words:
+        return None
+    if words[0] in ("pip", "pip3") and len(words) > 1 and words[1] == "install":
+        rest = words[2:]
+    elif words[:3] in (["uv", "pip", "install"], ["python", "-m", "pip"], ["python3", "-m", "pip"]):
+        rest = words[3:] if words[0] == "uv" else words[4:]
+    elif words[:2] == ["uv", "add"]:
+        rest = words[2:]
+    else:
+        return None
+    if any(w in ("-r", "--requirement", "-e", "--editable") for w in rest):
+        return None
+    return [w for w in rest if not w.startswith("-")]
+
+
+def _split_commands(run: str) -> list[str]:
+    return [c.strip() for c in re.split(r"&&|;", run) if c.strip()]
+
+
+def parse_dockerfile(path: Path, context: Path) -> Environment:
+    """Interpret a Dockerfile; files are read from ``context`` (the build context)."""
+    env = Environment()
+    text = path.read_text()
+    workdir_set = False
+    for line in _logical_lines(text):
+        instr, _, arg = line.partition(" ")
+        instr, arg = instr.upper(), arg.strip()
+        if instr == "WORKDIR":
+            env.workdir = str(PurePosixPath(env.workdir) / arg) if not arg.startswith("/") else arg
+            workdir_set = True
+        elif instr == "ENV":
+            env.env.update(_parse_env(arg))
+        elif instr in ("COPY", "ADD"):
+            _copy(env, arg, context, path, instr)
+        elif instr == "RUN":
+            _run(env, arg, path)
+        elif instr in ("FROM", "LABEL", "CMD", "ENTRYPOINT", "EXPOSE", "USER", "SHELL", "ARG",
+                       "VOLUME", "HEALTHCHECK", "STOPSIGNAL", "MAINTAINER", "ONBUILD"):
+            continue
+        else:
+            raise TaskFormatError(path, None, f"unknown Dockerfile instruction {instr!r}")
+        if env.unsupported:
+            break
+    if not workdir_set:
+        env.workdir = "/app"
+    return env
+
+
+def _parse_env(arg: str) -> dict[str, str]:
+    words = shlex.split(arg)
+    if len(words) >= 2 and "=" not in words[0]:
+        return {words[0]: " ".join(words[1:])}
+    return dict(w.split("=", 1) for w in words if "=" in w)
+
+
+def _copy(env: Environment, arg: str, context: Path, dockerfile: Path, instr: str) -> None:
+    if arg.startswith("["):
+        words = json.loads(arg)
+    else:
+        words = [w for w in shlex.split(arg) if not w.startswith("--")]
+    if any(w.startswith("--from") for w in shlex.split(arg)) or len(words) < 2:
+        env.unsupported = f"{dockerfile.name}: {instr} {arg}: multi-stage or malformed copies are not supported"
+        return
+    *sources, dest = words
+    if re.match(r"^https?://", sources[0]):
+        env.unsupported = f"{dockerfile.name}: {instr} downloads {sources[0]} (no network here)"
+        return
+    dest_abs = dest if dest.startswith("/") else str(PurePosixPath(env.workdir) / dest)
+    for src in sources:
+        matches = sorted(context.glob(src)) if any(c in src for c in "*?[") else [context / src]
+        for m in matches:
+            if not m.exists():
+                raise TaskFormatError(dockerfile, f"{instr} {src}",
+                                      f"copies {src}, which is not in the build context {context}")
+            if m.is_dir():
+                target_dir = dest_abs
+                for rel, f in read_tree(m).items():
+                    _add(env, target_dir, rel, f)
+            elif dest.endswith("/") or len(matches) > 1 or len(sources) > 1:
+                _add(env, dest_abs, m.name, TaskFile(m.read_bytes(), _mode(m)))
+            else:
+                parent = str(PurePosixPath(dest_abs).parent)
+                _add(env, parent, PurePosixPath(dest_abs).name, TaskFile(m.read_bytes(), _mode(m)))
+
+
+def _mode(p: Path) -> int:
+    return 0o755 if p.stat().st_mode & 0o111 else 0o644
+
+
+def _add(env: Environment, directory: str, rel: str, f: TaskFile) -> None:
+    env.files.setdefault(str(PurePosixPath(directory)), {})[rel] = f
+
+
+def _run(env: Environment, arg: str, dockerfile: Path) -> None:
+    if arg.startswith("["):
+        arg = " ".join(shlex.quote(w) for w in json.loads(arg))
+    kept = []
+    for cmd in _split_commands(arg):
+        apt = _apt_packages(cmd)
+        pip = _pip_packages(cmd)
+        words = cmd.split()
+        if words[:2] in (["apt-get", "update"], ["apt", "update"]) or words[:1] == ["rm"] and "/var/lib/apt/lists" in cmd:
+            continue
+        if apt is not None:
+            missing = [p for p in apt if p not in HARNESS_PACKAGES and not debian_package_installed(p)]
+            if missing:
+                env.unsupported = (f"{dockerfile.name}: needs Debian packages not installed on this host: "
+                                   f"{', '.join(missing)} (install them on the host, or use a Docker daemon)")
+                return
+            continue
+        if pip is not None:
+            missing = missing_python_packages(pip)
+            if missing:
+                env.unsupported = (f"{dockerfile.name}: needs Python packages the sandbox's python3 lacks: "
+                                   f"{', '.join(missing)} (nothing is downloaded at run time)")
+                return
+            continue
+        if NETWORK_WORDS.search(cmd) and re.search(r"https?://|\b(curl|wget|git clone)\b", cmd):
+            env.unsupported = f"{dockerfile.name}: RUN {cmd!r} needs the network"
+            return
+        kept.append(cmd)
+    if kept:
+        env.setup.append(" && ".join(kept))
+
+
+# --------------------------------------------------------------------------- test scripts
+
+
+@dataclass
+class ScriptPlan:
+    """What a Terminal-Bench/Harbor test script amounts to."""
+
+    standard: bool
+    pytest_files: list[str] = field(default_factory=list)
+    unsupported: str | None = None
+    in_tests_dir: bool = False
+    """The script cd's into the tests directory before running pytest."""
+
+
+_PYTEST_RE = re.compile(r"^(?:uv\s+run\s+|uvx\s+.*?\s|python3?\s+-m\s+)?pytest(\s.*)?$")
+_IGNORED = [
+    r"^set\s+[-+]\w+", r"^echo\b[^>]*$", r"^apt(-get)?\s+update\b.*", r"^source\s+\S*(\.local/bin/env|activate)$",
+    r"^\.\s+\S*(\.local/bin/env|activate)$", r"^(curl|wget)\s.*astral\.sh/uv.*\|\s*(ba)?sh.*$",
+    r"^uv\s+init\b.*", r"^uv\s+venv\b.*", r"^export\s+PATH=.*",
+    r"^mkdir\s+-p\s+/logs/verifier$", r"^(then|else|fi)$", r"^exit\s+\d+$", r"^true$",
+    r'^if\s+\[\s+"?\$PWD"?\s+=\s+"?/"?\s+\]$', r"^if\s+\[\s+\$\?\s+-eq\s+0\s+\]$",
+    r"^(mkdir\s+-p\s+\S+|cp\s+-r\s+\S+\s+\S+)$",
+]
+
+
+def analyze_test_script(text: str, tests: dict[str, TaskFile], script_name: str) -> ScriptPlan:
+    """Recognise the standard 'install uv + pytest, run pytest' template."""
+    files: list[str] = []
+    in_tests_dir = False
+    for line in _logical_lines(text):
+        if line.startswith("#!"):
+            continue
+        for cmd in _split_commands(line):
+            cmd = re.sub(r"^(then|else)\s+", "", cmd)
+            if any(re.match(p, cmd) for p in _IGNORED):
+                continue
+            if re.match(r"^cd\s+(\$TEST_DIR|\$\{TEST_DIR\}|/tests)/?$", cmd):
+                in_tests_dir = True
+                continue
+            if re.match(r"^echo\s+\S+\s*>+\s*/logs/verifier/reward\.(txt|json)$", cmd):
+                continue
+            apt = _apt_packages(cmd)
+            if apt is not None:
+                missing = [p for p in apt if p not in HARNESS_PACKAGES and not debian_package_installed(p)]
+                if missing:
+                    return ScriptPlan(False, unsupported=f"{script_name}: installs Debian packages not on "
+                                                         f"this host: {', '.join(missing)}")
+                continue
+            pip = _pip_packages(cmd)
+            if pip is not None:
+                missing = missing_python_packages(pip)
+                if missing:
+                    return ScriptPlan(False, unsupported=f"{script_name}: needs Python packages the sandbox "
+                                                         f"lacks: {', '.join(missing)}")
+                continue
+            m = _PYTEST_RE.match(cmd)
+            if m:
+                if cmd.startswith("uvx"):
+                    withs = re.findall(r"(?:-w|--with)\s+(\S+)", cmd)
+                    missing = missing_python_packages(withs)
+                    if missing:
+                        return ScriptPlan(False, unsupported=f"{script_name}: needs Python packages the "
+                                                             f"sandbox lacks: {', '.join(missing)}")
+                args = shlex.split(m.group(1) or "")
+                skip_next = False
+                for a in args:
+                    if skip_next:
+                        skip_next = False
+                        continue
+                    if a in ("--ctrf", "--json-report-file", "--junitxml", "-k", "-m", "-p", "--timeout"):
+                        skip_next = True
+                        continue
+                    if a.startswith("-"):
+                        continue
+                    rel = re.sub(r"^(\$TEST_DIR|\$\{TEST_DIR\}|/tests|/app/tests)/", "", a)
+                    if rel in tests or any(fnmatch.fnmatch(t, rel.rstrip("/") + "/*") for t in tests):
+                        files.append(rel)
+                    elif rel in ("$TEST_DIR", "${TEST_DIR}", "/tests", "/app/tests", "."):
+                        continue
+                    else:
+                        return ScriptPlan(False)
+                continue
+            return ScriptPlan(False)
+    if not files and not any(_PYTEST_RE.match(c) for l in _logical_lines(text) for c in _split_commands(l)):
+        return ScriptPlan(False)
+    return ScriptPlan(True, pytest_files=files, in_tests_dir=in_tests_dir)
+
+
+def script_needs_network(text: str) -> str | None:
+    for line in _logical_lines(text):
+        if re.search(r"https?://|\b(curl|wget|apt-get|pip3?\s+install|uv\s+(add|pip)|uvx|npm\s+i)", line):
+            return line
+    return None

@@ -1,0 +1,112 @@
+"""Harbor / Terminal-Bench 2 task directories.
+
+task.toml ([metadata], [agent], [verifier], [environment]), instruction.md,
+environment/Dockerfile, solution/solve.sh, tests/test.sh writing
+/logs/verifier/reward.txt or reward.json.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from termrl.protocols import DIFFICULTIES, Limits, Task, TaskMeta, TestKind, TestSpec
+from termrl.tasks.formats.common import (TaskFormatError, check_id, get, load_toml, read_text,
+                                         read_tree, str_list)
+from termrl.tasks.formats.docker_env import (Environment, analyze_test_script, parse_dockerfile,
+                                             script_needs_network)
+from termrl.tasks.formats.terminal_bench import map_category
+
+HARBOR_SECTIONS = ("agent", "verifier", "environment", "metadata", "solution")
+
+
+def is_harbor(path: Path) -> bool:
+    if not (path / "task.toml").is_file():
+        return False
+    if (path / "environment").is_dir():
+        return True
+    try:
+        data = load_toml(path / "task.toml")
+    except TaskFormatError:
+        return False
+    return any(k in data for k in ("agent", "verifier", "environment"))
+
+
+def _memory_mb(env_table: dict, file: Path) -> int | None:
+    if "memory_mb" in env_table:
+        return get(env_table, "memory_mb", int, file, prefix="environment.")
+    if "memory" in env_table:
+        text = get(env_table, "memory", str, file, prefix="environment.")
+        m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([KMGT]?)i?B?\s*", text, re.I)
+        if not m:
+            raise TaskFormatError(file, "environment.memory", f"expected a size like '2G' or '512M', got {text!r}")
+        scale = {"": 1 / (1 << 20), "K": 1 / 1024, "M": 1, "G": 1024, "T": 1 << 20}[m.group(2).upper()]
+        return int(float(m.group(1)) * scale)
+    return None
+
+
+def load_harbor(path: Path) -> Task:
+    path = Path(path)
+    toml_path = path / "task.toml"
+    data = load_toml(toml_path)
+    tables = {}
+    for name in HARBOR_SECTIONS:
+        table = data.get(name, {})
+        if not isinstance(table, dict):
+            raise TaskFormatError(toml_path, name, f"expected a table like [{name}]")
+        tables[name] = table
+    meta, agent, verifier, environment = (tables[k] for k in ("metadata", "agent", "verifier", "environment"))
+    dockerfile = path / "environment" / "Dockerfile"
+    unsupported = None
+    if dockerfile.is_file():
+        env = parse_dockerfile(dockerfile, path / "environment")
+        unsupported = env.unsupported
+    elif "docker_image" in environment:
+        env = Environment()
+        unsupported = (f"environment.docker_image = {environment['docker_image']!r}: a prebuilt image "
+                       "with no Dockerfile needs Docker")
+    else:
+        raise TaskFormatError(dockerfile, None, "is missing: expected environment/Dockerfile (WORKDIR, COPY)")
+    tests = read_tree(path / "tests")
+    test_sh = path / "tests" / "test.sh"
+    script = read_text(test_sh, "the verifier script that writes /logs/verifier/reward.txt")
+    plan = analyze_test_script(script, tests, "tests/test.sh")
+    verifier_env = get(verifier, "env", dict, toml_path, default={}, prefix="verifier.")
+    env_pairs = tuple((str(k), str(v)) for k, v in verifier_env.items())
+    if plan.standard:
+        spec = TestSpec(kind=TestKind.PYTEST, pytest_files=tuple(plan.pytest_files), env=env_pairs,
+                        cwd="/tests" if plan.in_tests_dir else "")
+    else:
+        unsupported = unsupported or plan.unsupported
+        net = script_needs_network(script)
+        if net and not unsupported:
+            unsupported = f"tests/test.sh is not the standard template and needs the network: {net!r}"
+        spec = TestSpec(kind=TestKind.REWARD_FILE, script="test.sh", env=env_pairs)
+    memory = _memory_mb(environment, toml_path)
+    limits = Limits(
+        agent_timeout_sec=get(agent, "timeout_sec", float, toml_path, default=600.0, prefix="agent."),
+        verifier_timeout_sec=get(verifier, "timeout_sec", float, toml_path, default=180.0, prefix="verifier."),
+        **({"memory_mb": memory} if memory else {}),
+    )
+    solution = path / "solution" / "solve.sh"
+    difficulty = get(meta, "difficulty", str, toml_path, default="medium", prefix="metadata.")
+    category = get(meta, "category", str, toml_path, default="other", prefix="metadata.")
+    workspace = env.files.pop(env.workdir, {})
+    return Task(
+        id=check_id(path.name, path, "directory name"),
+        instruction=read_text(path / "instruction.md", "the instruction given to the agent"),
+        workspace=workspace,
+        workdir=env.workdir,
+        extra_files=env.files,
+        setup=tuple(env.setup),
+        env=env.env,
+        tests=tests,
+        test_spec=spec,
+        solution=solution.read_text() if solution.is_file() else None,
+        limits=limits,
+        meta=TaskMeta(difficulty=difficulty if difficulty in DIFFICULTIES else "medium",
+                      category=map_category(category),
+                      tags=str_list(meta, "tags", toml_path, prefix="metadata."), source="harbor"),
+        unsupported=unsupported,
+        path=str(path),
+    )

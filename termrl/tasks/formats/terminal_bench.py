@@ -1,0 +1,127 @@
+"""Terminal-Bench v1 task directories: task.yaml, Dockerfile, solution.sh, run-tests.sh, tests/."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import yaml
+
+from termrl.protocols import CATEGORIES, DIFFICULTIES, Limits, Task, TaskFile, TaskMeta, TestKind, TestSpec
+from termrl.tasks.formats.common import TaskFormatError, check_id, get, read_text, read_tree, str_list
+from termrl.tasks.formats.docker_env import (analyze_test_script, parse_dockerfile,
+                                             script_needs_network)
+
+CATEGORY_MAP = {"file-operations": "shell", "file_operations": "shell", "system-administration": "shell",
+                "data-science": "data", "data-processing": "data", "software-engineering": "python",
+                "debugging": "debug", "security": "other", "version-control": "git",
+                "build-systems": "build", "scientific-computing": "python", "games": "other"}
+
+
+def map_category(category: str) -> str:
+    """A Terminal-Bench/Harbor category as one of termrl's categories."""
+    if category in CATEGORIES:
+        return category
+    return CATEGORY_MAP.get(category, "other")
+
+
+def is_terminal_bench(path: Path) -> bool:
+    return (path / "task.yaml").is_file()
+
+
+def _instruction(data: dict, file: Path) -> str:
+    if "instruction" in data:
+        return get(data, "instruction", str, file)
+    descriptions = data.get("descriptions")
+    if isinstance(descriptions, list):
+        for d in descriptions:
+            if isinstance(d, dict) and d.get("key", "base") == "base" and isinstance(d.get("description"), str):
+                return d["description"]
+    raise TaskFormatError(file, "instruction", "is required: the text given to the agent")
+
+
+def _solution(path: Path) -> str | None:
+    if (path / "solution.sh").is_file():
+        return (path / "solution.sh").read_text()
+    sol_yaml = path / "solution.yaml"
+    if sol_yaml.is_file():
+        steps = yaml.safe_load(sol_yaml.read_text()) or []
+        if not isinstance(steps, list):
+            raise TaskFormatError(sol_yaml, None, "expected a list of {command: ...} steps")
+        cmds = []
+        for i, step in enumerate(steps):
+            if not isinstance(step, dict) or not isinstance(step.get("command"), str):
+                raise TaskFormatError(sol_yaml, f"[{i}].command", "expected a string command")
+            cmds.append(step["command"].rstrip("\n"))
+        return "\n".join(cmds) + "\n"
+    return None
+
+
+def _compose_problem(path: Path) -> str | None:
+    for name in ("docker-compose.yaml", "docker-compose.yml"):
+        f = path / name
+        if f.is_file():
+            data = yaml.safe_load(f.read_text()) or {}
+            services = data.get("services") or {}
+            if isinstance(services, dict) and len(services) > 1:
+                others = ", ".join(s for s in services if s != "client")
+                return f"{name}: needs extra service containers ({others}), which need Docker"
+    return None
+
+
+def load_terminal_bench(path: Path) -> Task:
+    path = Path(path)
+    yaml_path = path / "task.yaml"
+    try:
+        data = yaml.safe_load(read_text(yaml_path, "the task's YAML")) or {}
+    except yaml.YAMLError as e:
+        raise TaskFormatError(yaml_path, None, f"is not valid YAML ({e})") from None
+    if not isinstance(data, dict):
+        raise TaskFormatError(yaml_path, None, "expected a mapping of fields")
+    dockerfile = path / "Dockerfile"
+    if not dockerfile.is_file():
+        raise TaskFormatError(dockerfile, None, "is missing: expected the task's Dockerfile (WORKDIR, COPY)")
+    env = parse_dockerfile(dockerfile, path)
+    tests = read_tree(path / "tests")
+    run_tests = path / "run-tests.sh"
+    if not run_tests.is_file():
+        raise TaskFormatError(run_tests, None, "is missing: expected the test runner script")
+    script = run_tests.read_text()
+    unsupported = env.unsupported or _compose_problem(path)
+    plan = analyze_test_script(script, tests, "run-tests.sh")
+    test_env = (("TEST_DIR", "/tests"),)
+    if plan.standard:
+        spec = TestSpec(kind=TestKind.PYTEST, pytest_files=tuple(plan.pytest_files), env=test_env,
+                        cwd="/tests" if plan.in_tests_dir else "")
+    else:
+        unsupported = unsupported or plan.unsupported
+        net = script_needs_network(script)
+        if net and not unsupported:
+            unsupported = f"run-tests.sh is not the standard template and needs the network: {net!r}"
+        tests = {**tests, "run-tests.sh": TaskFile(script.encode(), 0o755)}
+        spec = TestSpec(kind=TestKind.SCRIPT, script="run-tests.sh", env=test_env)
+    if not tests:
+        raise TaskFormatError(path / "tests", None, "is missing or empty: expected the hidden tests")
+    difficulty = get(data, "difficulty", str, yaml_path, default="medium")
+    category = get(data, "category", str, yaml_path, default="other")
+    workspace = env.files.pop(env.workdir, {})
+    return Task(
+        id=check_id(path.name, path, "directory name"),
+        instruction=_instruction(data, yaml_path),
+        workspace=workspace,
+        workdir=env.workdir,
+        extra_files=env.files,
+        setup=tuple(env.setup),
+        env=env.env,
+        tests=tests,
+        test_spec=spec,
+        solution=_solution(path),
+        limits=Limits(
+            agent_timeout_sec=get(data, "max_agent_timeout_sec", float, yaml_path, default=360.0),
+            verifier_timeout_sec=get(data, "max_test_timeout_sec", float, yaml_path, default=60.0),
+        ),
+        meta=TaskMeta(difficulty=difficulty if difficulty in DIFFICULTIES else "medium",
+                      category=map_category(category),
+                      tags=str_list(data, "tags", yaml_path), source="terminal-bench"),
+        unsupported=unsupported,
+        path=str(path),
+    )

@@ -1,0 +1,106 @@
+"""``check_task``: a task is valid when its reference solution passes its hidden tests
+and a do-nothing agent fails them, each in a fresh sandbox.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict, dataclass
+from typing import Callable, Iterable
+
+from termrl.protocols import Task
+from termrl.sandbox.bwrap import SandboxError
+from termrl.tasks.runtime import SetupError, TestRun, open_sandbox, run_hidden_tests, run_solution
+from termrl.tasks.suites import Entry
+
+
+@dataclass
+class Validation:
+    id: str
+    category: str
+    valid: bool
+    status: str
+    """valid | invalid | unsupported"""
+    reason: str
+    reference_passed: bool | None = None
+    nop_passed: bool | None = None
+    seconds: float = 0.0
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def _attempt(task: Task, backend: str, with_solution: bool) -> TestRun:
+    box = open_sandbox(task, backend)
+    try:
+        if with_solution:
+            res = run_solution(box, task)
+            if not res.ok:
+                tail = (res.stdout + res.stderr)[-1500:]
+                return TestRun(False, res.exit_code, res.stop,
+                               f"the reference solution itself failed ({res.stop.value}, exit "
+                               f"{res.exit_code}):\n{tail}")
+        return run_hidden_tests(box, task)
+    finally:
+        box.close()
+
+
+def _tail(text: str, n: int = 1200) -> str:
+    text = text.strip()
+    return text if len(text) <= n else "..." + text[-n:]
+
+
+def check_task(task: Task, backend: str = "bwrap") -> Validation:
+    t0 = time.monotonic()
+    row = Validation(task.id, task.meta.category, False, "invalid", "")
+    try:
+        if task.unsupported:
+            row.status, row.reason = "unsupported", task.unsupported
+            return row
+        if task.solution is None:
+            row.reason = "no reference solution (solution/solve.sh)"
+            return row
+        ref = _attempt(task, backend, with_solution=True)
+        row.reference_passed = ref.passed
+        if ref.verify_error:
+            row.reason = f"verification failed: {ref.verify_error}"
+            return row
+        if not ref.passed:
+            row.reason = "reference solution fails the hidden tests: " + _tail(ref.output)
+            return row
+        nop = _attempt(task, backend, with_solution=False)
+        row.nop_passed = nop.passed
+        if nop.verify_error:
+            row.reason = f"verification failed: {nop.verify_error}"
+            return row
+        if nop.passed:
+            row.reason = "a do-nothing agent passes the hidden tests: they check nothing the agent must do"
+            return row
+        row.valid, row.status, row.reason = True, "valid", "reference passes, do-nothing fails"
+        return row
+    except (SetupError, SandboxError) as e:
+        row.reason = str(e)
+        return row
+    finally:
+        row.seconds = round(time.monotonic() - t0, 3)
+
+
+def validate(entries: Iterable[Entry], backend: str = "bwrap", workers: int | None = None,
+             on_done: Callable[[Validation], None] | None = None) -> list[Validation]:
+    """Validate every entry in parallel; rows come back in the entries' order."""
+    entries = list(entries)
+    workers = workers or os.cpu_count() or 2
+
+    def one(entry: Entry) -> Validation:
+        if entry.task is None:
+            row = Validation(entry.id, "?", False, "invalid", entry.error or "could not be loaded")
+        else:
+            row = check_task(entry.task, backend)
+        if on_done:
+            on_done(row)
+        return row
+
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        return list(pool.map(one, entries))
