@@ -26,7 +26,7 @@ from typing import Mapping, Sequence
 
 from termrl.protocols import ExecResult, Files, Limits, StopReason
 from termrl.sandbox import cgroups
-from termrl.sandbox.shell import command_line, new_nonce, read_until_markers
+from termrl.sandbox.shell import ShellSandbox, read_until_markers
 
 SANDBOX_UID = 65534
 """Host uid the sandbox runs as when the harness is root (``nobody``); uid 0 inside."""
@@ -129,7 +129,7 @@ def _pidns_members(pidns: str) -> set[int]:
     return found
 
 
-class BwrapSandbox:
+class BwrapSandbox(ShellSandbox):
     """A bubblewrap sandbox with a persistent shell. See ``termrl.sandbox`` for the threat model."""
 
     backend = "bwrap"
@@ -206,7 +206,7 @@ class BwrapSandbox:
         argv = [bwrap_path(), "--unshare-all", "--unshare-user", "--uid", "0", "--gid", "0",
                 "--disable-userns", "--die-with-parent", "--new-session", "--hostname", "sandbox",
                 *(a for cap in NAMESPACE_CAPS for a in ("--cap-add", cap)),
-                *self._mounts(tmp, home), *extra, "--clearenv"]
+                *self._mounts(tmp, home), *extra, "--remount-ro", "/", "--clearenv"]
         for key, value in env.items():
             argv += ["--setenv", key, value]
         argv += ["--chdir", cwd, "--", *command]
@@ -269,6 +269,9 @@ class BwrapSandbox:
 
     # ------------------------------------------------------------------ processes
 
+    def _oom_count(self) -> int:
+        return self._cg.oom_kills() if self._cg is not None else 0
+
     def _members(self) -> set[int]:
         if self._cg is not None:
             return self._cg.pids()
@@ -289,15 +292,6 @@ class BwrapSandbox:
                     pass
             time.sleep(0.002)
         return killed
-
-    def _drain(self) -> None:
-        """Discard output that killed strays wrote after the marker, so it never reaches the next command."""
-        for f in (self._proc.stdout, self._proc.stderr):
-            try:
-                while os.read(f.fileno(), 1 << 16):
-                    pass
-            except (BlockingIOError, OSError, ValueError):
-                pass
 
     def _kill_all(self) -> None:
         if self._proc is not None:
@@ -322,57 +316,6 @@ class BwrapSandbox:
             self._proc = None
 
     # ------------------------------------------------------------------ commands
-
-    def _roundtrip(self, command: str, timeout: float, limit: int | None = None):
-        nonce = new_nonce()
-        try:
-            self._proc.stdin.write(command_line(command, nonce))
-            self._proc.stdin.flush()
-        except (BrokenPipeError, OSError):
-            from termrl.sandbox.shell import Captured
-            return Captured(bytearray(), bytearray(), None, True, False, False)
-        return read_until_markers(self._proc, nonce, time.monotonic() + timeout,
-                                  limit or self.limits.output_bytes, on_stop=self._kill_strays)
-
-    def exec(self, command: str, timeout: float | None = None) -> ExecResult:
-        """Run ``command`` in the persistent shell; no process it started survives the call."""
-        with self._lock:
-            if self._proc is None:
-                self.start()
-            timeout = self.command_timeout if timeout is None else timeout
-            t0 = time.monotonic()
-            ooms = self._cg.oom_kills() if self._cg else 0
-            cap = self._roundtrip(command, timeout)
-            killed = self._kill_strays()
-            self._drain()
-            oom = self._cg is not None and self._cg.oom_kills() > ooms
-            shell_gone = cap.exit_code is None
-            if cap.over_limit:
-                stop = StopReason.OUTPUT_LIMIT
-            elif oom:
-                stop = StopReason.MEMORY
-            elif cap.timed_out:
-                stop = StopReason.TIMEOUT
-            elif shell_gone:
-                stop = StopReason.SHELL_DIED
-            else:
-                stop = StopReason.EXITED
-            exit_code = cap.exit_code
-            if shell_gone:
-                # the command ended, hijacked or outlived the shell: start a clean one
-                exit_code = 137
-                if stop is StopReason.SHELL_DIED:
-                    try:
-                        exit_code = self._proc.wait(timeout=1.0)  # bwrap passes on bash's status
-                    except subprocess.TimeoutExpired:
-                        pass
-                self._kill_all()
-                self._spawn_shell()
-            return ExecResult(
-                exit_code=exit_code, stdout=cap.stdout.decode(errors="replace"),
-                stderr=cap.stderr.decode(errors="replace"), stop=stop,
-                duration_s=time.monotonic() - t0, output_truncated=cap.over_limit,
-                killed_processes=killed)
 
     def run(self, argv: list[str] | str, timeout: float | None = None, cwd: str | None = None,
             env: Mapping[str, str] | None = None, mounts: Mapping[str, Files] | None = None
@@ -406,7 +349,7 @@ class BwrapSandbox:
                               {**self.env, **(env or {})}, command)
             timeout = self.command_timeout if timeout is None else timeout
             t0 = time.monotonic()
-            ooms = self._cg.oom_kills() if self._cg else 0
+            ooms = self._oom_count()
             proc = subprocess.Popen(full, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                     stderr=subprocess.PIPE, cwd="/", close_fds=True)
             try:
@@ -422,7 +365,7 @@ class BwrapSandbox:
                 code = proc.wait()
                 proc.stdout.close()
                 proc.stderr.close()
-            oom = self._cg is not None and self._cg.oom_kills() > ooms
+            oom = self._oom_count() > ooms
             stop = (StopReason.OUTPUT_LIMIT if cap.over_limit else StopReason.MEMORY if oom
                     else StopReason.TIMEOUT if cap.timed_out or late else StopReason.EXITED)
             return ExecResult(exit_code=code if code >= 0 else 128 - code,

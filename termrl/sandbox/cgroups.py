@@ -43,7 +43,11 @@ class CgroupPair:
         return [str(d / "cgroup.procs") for d in self.dirs.values()]
 
     def pids(self) -> set[int]:
-        text = (self.dirs["pids"] / "cgroup.procs").read_text()
+        """Every process in the sandbox's cgroup (none once it was removed)."""
+        try:
+            text = (self.dirs["pids"] / "cgroup.procs").read_text()
+        except FileNotFoundError:
+            return set()
         return {int(p) for p in text.split()}
 
     def oom_kills(self) -> int:

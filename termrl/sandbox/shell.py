@@ -20,6 +20,8 @@ import time
 from dataclasses import dataclass
 from typing import Callable
 
+from termrl.protocols import ExecResult, StopReason
+
 MARK = b"\x1e\x1f"
 
 
@@ -133,3 +135,75 @@ def command_line(command: str, nonce: bytes) -> bytes:
 
 def new_nonce() -> bytes:
     return secrets.token_hex(8).encode()
+
+
+class ShellSandbox:
+    """The persistent-shell half of a sandbox, shared by every backend.
+
+    A backend provides ``_proc`` (the shell, with stdin/stdout/stderr pipes),
+    ``_spawn_shell()``, ``_kill_strays() -> int`` (kill every process but the
+    shell's own), ``_kill_all()`` and ``_oom_count()``, plus ``start()``,
+    ``limits`` and ``command_timeout``.
+    """
+
+    _proc: subprocess.Popen | None
+
+    def _drain(self) -> None:
+        """Discard output that killed strays wrote after the marker, so it never reaches the next command."""
+        for f in (self._proc.stdout, self._proc.stderr):
+            try:
+                while os.read(f.fileno(), 1 << 16):
+                    pass
+            except (BlockingIOError, OSError, ValueError):
+                pass
+
+    def _roundtrip(self, command: str, timeout: float, limit: int | None = None):
+        nonce = new_nonce()
+        try:
+            self._proc.stdin.write(command_line(command, nonce))
+            self._proc.stdin.flush()
+        except (BrokenPipeError, OSError):
+            return Captured(bytearray(), bytearray(), None, True, False, False)
+        return read_until_markers(self._proc, nonce, time.monotonic() + timeout,
+                                  limit or self.limits.output_bytes, on_stop=self._kill_strays)
+
+    def exec(self, command: str, timeout: float | None = None) -> ExecResult:
+        """Run ``command`` in the persistent shell; no process it started survives the call."""
+        with self._lock:
+            if self._proc is None:
+                self.start()
+            timeout = self.command_timeout if timeout is None else timeout
+            t0 = time.monotonic()
+            ooms = self._oom_count()
+            cap = self._roundtrip(command, timeout)
+            killed = self._kill_strays()
+            self._drain()
+            oom = self._oom_count() > ooms
+            shell_gone = cap.exit_code is None
+            if cap.over_limit:
+                stop = StopReason.OUTPUT_LIMIT
+            elif oom:
+                stop = StopReason.MEMORY
+            elif cap.timed_out:
+                stop = StopReason.TIMEOUT
+            elif shell_gone:
+                stop = StopReason.SHELL_DIED
+            else:
+                stop = StopReason.EXITED
+            exit_code = cap.exit_code
+            if shell_gone:
+                # the command ended, hijacked or outlived the shell: start a clean one
+                exit_code = 137
+                if stop is StopReason.SHELL_DIED:
+                    try:
+                        exit_code = self._proc.wait(timeout=1.0)  # bwrap passes on bash's status
+                    except subprocess.TimeoutExpired:
+                        pass
+                self._kill_all()
+                self._spawn_shell()
+            return ExecResult(
+                exit_code=exit_code, stdout=cap.stdout.decode(errors="replace"),
+                stderr=cap.stderr.decode(errors="replace"), stop=stop,
+                duration_s=time.monotonic() - t0, output_truncated=cap.over_limit,
+                killed_processes=killed)
+

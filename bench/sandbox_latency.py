@@ -1,0 +1,61 @@
+"""Sandbox latency, side by side with a plain subprocess in one run.
+
+Prints:
+  create_ms=    median time to create a fresh bwrap sandbox and run a first trivial command
+  plain_ms=     median time of subprocess.run(["/bin/true"]) on the host
+  exec_ms=      median latency of one command (/bin/true) inside a live sandbox
+  exec_ratio=   exec_ms / plain_ms
+Targets on a 2-core machine: create_ms <= 20, exec_ratio <= 2.0.
+
+Usage: python bench/sandbox_latency.py [--rounds N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import subprocess
+import time
+
+from termrl.sandbox.bwrap import BwrapSandbox
+
+
+def median_ms(samples: list[float]) -> float:
+    return statistics.median(samples) * 1000
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=200)
+    args = parser.parse_args()
+
+    create, plain, inside = [], [], []
+    box = BwrapSandbox()
+    box.exec("/bin/true")  # warm up
+    for i in range(args.rounds):
+        # interleave the three measurements so machine noise hits them alike
+        t = time.perf_counter()
+        subprocess.run(["/bin/true"], check=True)
+        plain.append(time.perf_counter() - t)
+
+        t = time.perf_counter()
+        res = box.exec("/bin/true")
+        inside.append(time.perf_counter() - t)
+        assert res.ok, res
+
+        if i % 4 == 0:
+            t = time.perf_counter()
+            fresh = BwrapSandbox()
+            first = fresh.exec("/bin/true")
+            create.append(time.perf_counter() - t)
+            assert first.ok, first
+            fresh.close()
+    box.close()
+    print(f"create_ms={median_ms(create):.2f}")
+    print(f"plain_ms={median_ms(plain):.3f}")
+    print(f"exec_ms={median_ms(inside):.3f}")
+    print(f"exec_ratio={median_ms(inside) / median_ms(plain):.2f}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,208 @@
+"""The bwrap sandbox's isolation and limits, each with a typed result and no leftover process."""
+
+from __future__ import annotations
+
+import os
+import socket
+import threading
+from pathlib import Path
+
+import pytest
+
+from termrl.protocols import Limits, StopReason, Task, TaskFile
+from termrl.sandbox.bwrap import RUNTIME_DIR, BwrapSandbox
+from termrl.tasks.runtime import open_sandbox
+
+
+def strays(box: BwrapSandbox) -> set[int]:
+    """Processes of the sandbox other than its shell."""
+    return box._members() - box._shell_pids
+
+
+@pytest.fixture
+def box():
+    with BwrapSandbox(workdir="/app", limits=Limits(memory_mb=256, pids=64, disk_mb=64,
+                                                    output_bytes=1 << 20)) as b:
+        yield b
+    assert b._members() == set() or b._cg is None
+
+
+def test_persistent_shell_keeps_cwd_and_variables(box):
+    assert box.exec("mkdir -p sub && cd sub && export GREETING=hello").ok
+    res = box.exec("pwd; echo $GREETING")
+    assert res.stdout.split() == ["/app/sub", "hello"]
+    assert res.stop is StopReason.EXITED
+
+
+def test_separate_stdout_stderr_and_exit_code(box):
+    res = box.exec("echo out; echo err >&2; (exit 7)")
+    assert (res.stdout, res.stderr, res.exit_code) == ("out\n", "err\n", 7)
+
+
+def test_exit_in_command_restarts_a_clean_shell(box):
+    box.exec("export X=1")
+    res = box.exec("exit 3")
+    assert res.stop is StopReason.SHELL_DIED and res.exit_code == 3
+    assert box.exec("echo ${X:-unset}; pwd").stdout.split() == ["unset", "/app"]
+
+
+def test_command_reading_stdin_cannot_swallow_the_protocol(box):
+    res = box.exec("cat; echo after")
+    assert res.stdout == "after\n" and res.ok
+    assert box.exec("echo next").stdout == "next\n"
+
+
+def test_no_network_not_even_host_loopback(box):
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(1)
+    port = server.getsockname()[1]
+    accepted = []
+    server.settimeout(1.5)
+    t = threading.Thread(target=lambda: accepted.append(_try_accept(server)))
+    t.start()
+    res = box.exec(f"python3 -c \"import socket; s=socket.create_connection(('127.0.0.1', {port}), timeout=2)\"")
+    t.join()
+    server.close()
+    assert res.exit_code != 0 and "ConnectionRefused" in res.stderr
+    assert accepted == [False]
+    res = box.exec("python3 -c \"import socket; socket.getaddrinfo('pypi.org', 443)\"")
+    assert res.exit_code != 0
+    assert strays(box) == set()
+
+
+def _try_accept(server: socket.socket) -> bool:
+    try:
+        server.accept()
+        return True
+    except OSError:
+        return False
+
+
+def test_writes_outside_the_workspace_fail(box):
+    for path in ("/usr/evil", "/etc/evil", "/evil", "/bin/evil"):
+        res = box.exec(f"touch {path}")
+        assert res.exit_code != 0, path
+    assert box.exec("touch /app/ok /tmp/ok ~/ok").ok
+    assert not Path("/usr/evil").exists() and not Path("/etc/evil").exists()
+
+
+def test_hidden_tests_solution_and_host_files_are_unreadable(tmp_path):
+    secret = "hidden-test-marker-8137"
+    task = Task(id="t", instruction="x", workdir="/app",
+                workspace={"main.py": TaskFile(b"print(1)\n")},
+                tests={"test_secret.py": TaskFile(f"# {secret}\ndef test_x(): pass\n".encode())},
+                solution=f"echo {secret}\n")
+    (tmp_path / "host-secret.txt").write_text(secret)
+    box = open_sandbox(task)
+    try:
+        probes = [f"grep -rs {secret} / --exclude-dir=proc --exclude-dir=sys --exclude-dir=usr 2>/dev/null | head -3",
+                  "ls /tests /solution", f"cat {tmp_path}/host-secret.txt", "ls /work", "ls /root/.pyenv",
+                  f"ls {RUNTIME_DIR}", "cat /etc/shadow", f"ls {Path(__file__).parent}"]
+        for probe in probes:
+            res = box.exec(probe)
+            assert secret not in res.stdout, probe
+            assert res.stdout.strip() == "" or probe.startswith("grep"), (probe, res.stdout)
+        assert box.exec("cat main.py").stdout == "print(1)\n"
+    finally:
+        box.close()
+
+
+def test_harness_environment_is_invisible(box, monkeypatch):
+    monkeypatch.setenv("TERMRL_TEST_API_KEY", "sk-should-not-leak")
+    other = BwrapSandbox()
+    try:
+        out = other.exec("env").stdout
+    finally:
+        other.close()
+    assert "sk-should-not-leak" not in out and "TERMRL_TEST_API_KEY" not in out
+    assert "PATH=/usr/local/sbin:" in out
+
+
+def test_infinite_loop_times_out(box):
+    res = box.exec("while :; do :; done", timeout=0.5)
+    assert res.stop is StopReason.TIMEOUT and res.timed_out
+    res = box.exec("sleep 60", timeout=0.5)
+    assert res.stop is StopReason.TIMEOUT and res.exit_code == 137
+    assert strays(box) == set()
+    assert box.exec("echo alive").stdout == "alive\n"
+
+
+def test_fork_bomb_is_contained(box):
+    res = box.exec("bash -c ':(){ :|:& };:'; sleep 2", timeout=5)
+    assert res.stop in (StopReason.EXITED, StopReason.TIMEOUT)
+    assert strays(box) == set()
+    assert box.exec("echo alive").stdout == "alive\n"
+
+
+def test_memory_hog_is_killed_inside_its_limit(box):
+    res = box.exec("python3 -c 'b = bytearray(600 * 2**20); print(len(b))'")
+    assert res.stop is StopReason.MEMORY and res.exit_code == 137
+    assert "629145600" not in res.stdout
+    assert strays(box) == set()
+
+
+def test_daemons_do_not_survive_the_command(box):
+    res = box.exec("setsid sleep 300 & (sleep 301 &) ; nohup sleep 302 >/dev/null 2>&1 & echo started")
+    assert res.ok and res.stdout == "started\n"
+    assert res.killed_processes >= 3
+    assert strays(box) == set()
+    assert "sleep" not in box.exec("ps -eo comm").stdout
+
+
+def test_huge_output_is_cut_and_stopped(box):
+    res = box.exec("head -c 1000000000 /dev/zero | tr '\\0' x", timeout=60)
+    assert res.stop is StopReason.OUTPUT_LIMIT and res.output_truncated
+    assert len(res.stdout) <= (1 << 20)
+    assert res.duration_s < 30
+    assert strays(box) == set()
+    assert box.exec("echo alive").stdout == "alive\n"
+
+
+def test_workspace_disk_is_limited(box):
+    res = box.exec("head -c 100000000 /dev/zero > big")
+    assert res.exit_code != 0 and "No space left" in res.stderr
+    box.exec("rm -f big")
+
+
+def test_read_file_does_not_follow_symlinks_out_of_the_sandbox(box, tmp_path):
+    secret = tmp_path / "secret"
+    secret.write_text("host secret")
+    box.exec(f"ln -s {secret} link")
+    with pytest.raises(FileNotFoundError):
+        box.read_file("link")
+    box.write_file("data.txt", b"abc")
+    assert box.read_file("/app/data.txt") == b"abc"
+
+
+def test_run_is_a_fresh_process_with_mounts(box):
+    box.exec("cd /tmp && export AGENT_VAR=1 && echo planted > ~/.bashrc")
+    res = box.run("pwd; echo ${AGENT_VAR:-none}; ls -A ~; cat /tests/t.txt",
+                  mounts={"/tests": {"t.txt": TaskFile(b"T")}})
+    assert res.stdout.split() == ["/app", "none", "T"]
+    assert "/tests" not in box.exec("ls /").stdout.split()
+
+
+def test_close_is_idempotent_and_leaves_nothing():
+    box = BwrapSandbox()
+    box.exec("sleep 100 &")
+    root = box._root
+    box.close()
+    box.close()
+    assert not root.exists()
+    assert box._members() == set()
+
+
+def test_runs_as_unprivileged_host_user_when_root(box):
+    if os.geteuid() != 0:
+        pytest.fail("the CI runs as root; this test checks the root-harness path")
+    res = box.exec("sleep 5 & cat /proc/$!/status | grep '^Uid'")
+    uid_inside = res.stdout.split()[1]
+    assert uid_inside == "0"
+    pids = strays(box) or set()
+    box.exec("true")
+    for pid in box._shell_pids:
+        status = Path(f"/proc/{pid}/status").read_text()
+        if "bash" in Path(f"/proc/{pid}/comm").read_text():
+            assert status.split("Uid:")[1].split()[0] == "65534"
+    assert pids is not None
