@@ -43,7 +43,7 @@ def run(
             box.put_files(workdir, read_tree(workspace))
         # one argument is a shell command line; several are an argv
         line = command[0] if len(command) == 1 else shlex.join(command)
-        res = box.exec(line, timeout=timeout)
+        res = box.run(["/bin/bash", "-c", line], timeout=timeout)
     except SandboxError as e:
         typer.echo(f"error: {e}", err=True)
         raise typer.Exit(3)

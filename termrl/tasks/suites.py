@@ -65,12 +65,20 @@ def directory_entries(root: Path) -> list[Entry]:
         raise SuiteError(f"{root}: no such directory")
     dirs = [root] if looks_like_task(root) else sorted(
         d for d in root.iterdir() if d.is_dir() and not d.name.startswith((".", "_")))
-    entries = []
+    entries: list[Entry] = []
+    seen: dict[str, Path] = {}
     for d in dirs:
         try:
-            entries.append(Entry(d.name, task=load_task(d)))
+            task = load_task(d)
         except TaskFormatError as e:
             entries.append(Entry(d.name, error=str(e)))
+            continue
+        if task.id in seen:
+            entries.append(Entry(d.name, error=f"{d / 'task.toml'}: field 'id': {task.id!r} is already "
+                                               f"the id of {seen[task.id]}; ids must be unique"))
+            continue
+        seen[task.id] = d
+        entries.append(Entry(task.id, task=task))
     if not entries:
         raise SuiteError(f"{root}: holds no task directories")
     return entries

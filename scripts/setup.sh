@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Installs termrl on a fresh Debian/Ubuntu machine: the sandbox's system tools
+# (bubblewrap and the compilers, interpreters and utilities tasks use), then a
+# virtual environment in .venv with PyTorch (the CPU build where there is no
+# GPU) and termrl itself.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+SYSTEM_PACKAGES=(bubblewrap util-linux procps python3 python3-venv python3-pytest
+                 git gcc g++ make cmake jq sqlite3 bc zip unzip xxd file patch perl)
+
+if command -v apt-get >/dev/null 2>&1; then
+  SUDO=""
+  [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${SYSTEM_PACKAGES[@]}" >/dev/null
+else
+  echo "setup: no apt-get; install these yourself: ${SYSTEM_PACKAGES[*]}" >&2
+fi
+
+PYTHON=${PYTHON:-python3}
+"$PYTHON" -c 'import sys; assert sys.version_info >= (3, 11), "termrl needs Python >= 3.11"'
+[ -x .venv/bin/python ] || "$PYTHON" -m venv .venv
+.venv/bin/python -m pip install -q --disable-pip-version-check --upgrade pip setuptools wheel
+if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/null 2>&1; then
+  .venv/bin/pip install -q --disable-pip-version-check torch
+else
+  .venv/bin/pip install -q --disable-pip-version-check torch==2.13.0  # the CPU build
+fi
+.venv/bin/pip install -q --disable-pip-version-check -e '.[dev]'
+echo "setup: done. termrl is at .venv/bin/termrl"

@@ -1,0 +1,3 @@
+#include "rle.h"
+
+/* TODO: implement the functions declared in rle.h */

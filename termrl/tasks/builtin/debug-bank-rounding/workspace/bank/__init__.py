@@ -1,0 +1,1 @@
+"""Money handling in integer cents."""

@@ -1,0 +1,1 @@
+"""jobkit: registered jobs, memoization and settings."""

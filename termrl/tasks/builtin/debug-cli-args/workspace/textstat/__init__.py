@@ -1,0 +1,1 @@
+"""textstat: count lines, words and characters."""

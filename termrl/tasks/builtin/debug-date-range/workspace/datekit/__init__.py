@@ -1,0 +1,1 @@
+"""Calendar helpers built on datetime.date."""

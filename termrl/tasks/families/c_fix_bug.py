@@ -1,0 +1,625 @@
+"""c-fix-bug: find and fix the single injected bug in a small generated C program.
+
+Per seed: the program (7 templates: sum/max, range count, polynomial hash, prime count,
+reverse + vowels, base-B digit sums, histogram), its identifiers, constants and output
+labels, the file name, and the bug: its kind (off-by-one loop bound, wrong operator,
+missing semicolon, undeclared identifier, missing return) and where it is injected.
+
+Hidden tests compile the agent's file with ``gcc -std=c11 -Wall -Werror -O2`` and run it
+on unseen inputs (random and edge cases), comparing stdout with values computed in Python
+at generation time.
+"""
+
+from __future__ import annotations
+
+import random
+import string
+from string import Template
+
+from ._common import heredoc, hidden_test_source, md_code
+from .base import Family, files
+
+BUG_KINDS = ["off_by_one", "wrong_operator", "missing_semicolon", "undeclared_identifier",
+             "missing_return"]
+C_WORDS = {"int", "for", "if", "do", "while", "char", "long", "return", "static", "const",
+           "void", "size_t", "putchar", "printf", "scanf", "fgets", "strlen", "main", "stdin",
+           "unsigned", "sizeof", "else", "case", "cout"}
+
+
+def typo(name: str) -> str:
+    t = name[:-2] + name[-1] if len(name) >= 3 else name + name[-1]
+    return t if t not in C_WORDS else t + "_x"
+
+
+# --------------------------------------------------------------------------- templates
+# A template has: names (placeholder -> pool), consts(rng) -> dict, source with ${...}
+# placeholders and @k@ bug sites, sites [(kind, correct, buggy)], describe(c) -> (purpose,
+# input, output), gen(rng, c) -> (core inputs, edge inputs), run(c, input) -> output.
+
+def _ints(text: str) -> list[int]:
+    return [int(x) for x in text.split()]
+
+
+T_SUMMAX = dict(
+    key="sum_max",
+    files=["stats", "summary", "numstat", "aggregate"],
+    names={"a": ["values", "nums", "data", "items", "xs"], "n": ["n", "count", "num", "size"],
+           "total": ["total", "sum", "acc", "running"], "best": ["best", "top", "hi", "peak"],
+           "fmax": ["max_of", "largest", "find_max", "array_max"],
+           "CAP": ["MAXN", "CAP", "LIMIT", "MAX_ITEMS"]},
+    consts=lambda rng: {"L1": rng.choice(["sum", "total", "acc"]),
+                        "L2": rng.choice(["max", "largest", "peak"])},
+    source="""\
+#include <stdio.h>
+
+#define ${CAP} 1000
+
+static int ${fmax}(const int *${a}, int ${n}) {
+    int ${best} = ${a}[0];
+    for (int i = 1; @0@; i++) {
+        if (${a}[i] @1@ ${best}) {
+            ${best} = ${a}[i]@2@
+        }
+    }
+@3@}
+
+int main(void) {
+    static int ${a}[${CAP}];
+    int ${n};
+    long long ${total} = 0;
+    if (scanf("%d", &${n}) != 1 || ${n} < 1 || ${n} > ${CAP}) {
+        return 1;
+    }
+    for (int i = 0; @4@; i++) {
+        if (scanf("%d", &${a}[i]) != 1) {
+            return 1;
+        }
+        @5@ @6@ ${a}[i];
+    }
+    printf("${L1}=%lld ${L2}=%d\\n", ${total}, ${fmax}(${a}, ${n}))@7@
+    return 0;
+}
+""",
+    sites=[("off_by_one", "i < ${n}", "i < ${n} - 1"), ("wrong_operator", ">", "<"),
+           ("missing_semicolon", ";", ""), ("missing_return", "    return ${best};\n", ""),
+           ("off_by_one", "i < ${n}", "i < ${n} - 1"),
+           ("undeclared_identifier", "${total}", "${total_typo}"),
+           ("wrong_operator", "+=", "-="), ("missing_semicolon", ";", "")],
+    describe=lambda c: (
+        "reads a list of integers and prints their sum and their maximum",
+        "the first integer is N (1 <= N <= 1000), followed by N integers (each fits in an `int`), "
+        "separated by whitespace",
+        f"one line `{c['L1']}=S {c['L2']}=M` where S is the sum of the N integers and M the "
+        f"largest of them"),
+    gen=lambda rng, c: (
+        [_seq_input(rng.randint(2, 30), lambda: rng.randint(-1000, 1000)) for _ in range(6)],
+        [_seq_input(1, lambda: -7), "5\n1 2 3 4 5\n", "4\n-9 -8 -7 -1\n", "3\n9 5 -2\n",
+         _seq_input(1000, lambda: rng.randint(2_000_000, 2_100_000)), "4\n0 0 0 0\n"]),
+    run=lambda c, inp: (lambda v: f"{c['L1']}={sum(v[1:])} {c['L2']}={max(v[1:])}\n")(_ints(inp)),
+)
+
+
+def _seq_input(n: int, f) -> str:
+    return f"{n}\n" + " ".join(str(f()) for _ in range(n)) + "\n"
+
+
+def _range_input(rng) -> str:
+    lo = rng.randint(-50, 50)
+    hi = lo + rng.randint(0, 60)
+    n = rng.randint(3, 25)
+    vals = [rng.choice([lo, hi, rng.randint(lo - 20, hi + 20)]) for _ in range(n)]
+    return f"{lo} {hi} {n}\n" + " ".join(map(str, vals)) + "\n"
+
+
+def _range_run(c, inp):
+    v = _ints(inp)
+    lo, hi, n = v[:3]
+    return f"{sum(1 for x in v[3:3 + n] if lo <= x <= hi)}\n"
+
+
+T_RANGE = dict(
+    key="count_in_range",
+    files=["inrange", "window_count", "bounds", "filter_count"],
+    names={"inr": ["in_range", "within", "is_inside", "between"], "v": ["v", "val", "x0", "item"],
+           "lo": ["lo", "low", "lower", "min_v"], "hi": ["hi", "high", "upper", "max_v"],
+           "n": ["n", "total_n", "num", "count_in"], "cnt": ["cnt", "hits", "matched", "found"]},
+    consts=lambda rng: {},
+    source="""\
+#include <stdio.h>
+
+static int ${inr}(int ${v}, int ${lo}, int ${hi}) {
+    if (${v} @0@ ${lo} || ${v} @1@ ${hi}) {
+        return 0;
+    }
+@2@}
+
+int main(void) {
+    int ${lo}, ${hi}, ${n};
+    if (scanf("%d %d %d", &${lo}, &${hi}, &${n}) != 3 || ${n} < 0) {
+        return 1;
+    }
+    int ${cnt} = 0;
+    for (int i = 0; @3@; i++) {
+        int x;
+        if (scanf("%d", &x) != 1) {
+            return 1;
+        }
+        @4@ += ${inr}(x, ${lo}, ${hi})@5@
+    }
+    printf("%d\\n", ${cnt});
+    return 0;
+}
+""",
+    sites=[("wrong_operator", "<", "<="), ("wrong_operator", ">", ">="),
+           ("missing_return", "    return 1;\n", ""), ("off_by_one", "i < ${n}", "i < ${n} - 1"),
+           ("undeclared_identifier", "${cnt}", "${cnt_typo}"), ("missing_semicolon", ";", "")],
+    describe=lambda c: (
+        "counts how many numbers of a list lie inside a closed interval",
+        "three integers LO HI N, then N integers, separated by whitespace (N >= 0)",
+        "one line with the number of the N integers x with LO <= x <= HI (both bounds "
+        "included)"),
+    gen=lambda rng, c: (
+        [_range_input(rng) for _ in range(6)],
+        ["0 10 0\n\n", "5 5 3\n5 4 6\n", "-3 3 4\n-3 3 -4 4\n", "1 9 3\n0 10 9\n",
+         "10 1 3\n1 5 10\n", "-100 100 5\n7 8 9 10 100\n"]),
+    run=_range_run,
+)
+
+
+def _hash_run(c, inp):
+    v = _ints(inp)
+    h = 0
+    for x in v[1:1 + v[0]]:
+        h = (h * c["B"] + x) % c["M"]
+    return f"{h}\n"
+
+
+T_HASH = dict(
+    key="poly_hash",
+    files=["checksum", "hasher", "digest", "polyhash"],
+    names={"step": ["mix", "step", "combine", "fold"], "h": ["h", "state", "prev", "cur"],
+           "x": ["x", "value", "inp", "word"], "r": ["r", "res", "out", "next_h"],
+           "n": ["n", "count", "len", "num"], "acc": ["acc", "hash", "digest", "chk"],
+           "v": ["v", "item", "elem", "token"], "BASE": ["BASE", "MULT", "RADIX", "FACTOR"],
+           "MOD": ["MOD", "MODULUS", "PRIME", "WRAP"]},
+    consts=lambda rng: {"B": rng.choice([31, 37, 41, 131, 257, 10007 % 300]),
+                        "M": rng.choice([997, 1009, 7919, 65521, 1000003, 999983])},
+    source="""\
+#include <stdio.h>
+
+#define ${BASE} ${B}ULL
+#define ${MOD} ${M}ULL
+
+static unsigned long long ${step}(unsigned long long ${h}, unsigned long long ${x}) {
+    unsigned long long ${r} = (${h} @0@ ${BASE} + ${x}) @1@ ${MOD};
+@2@}
+
+int main(void) {
+    int ${n};
+    if (scanf("%d", &${n}) != 1 || ${n} < 0) {
+        return 1;
+    }
+    unsigned long long ${acc} = 0;
+    for (int i = 0; @3@; i++) {
+        unsigned long long ${v};
+        if (scanf("%llu", &${v}) != 1) {
+            return 1;
+        }
+        ${acc} = ${step}(@4@, ${v})@5@
+    }
+    printf("%llu\\n", ${acc});
+    return 0;
+}
+""",
+    sites=[("wrong_operator", "*", "+"), ("wrong_operator", "%", "/"),
+           ("missing_return", "    return ${r};\n", ""),
+           ("off_by_one", "i < ${n}", "i < ${n} - 1"),
+           ("undeclared_identifier", "${acc}", "${acc_typo}"), ("missing_semicolon", ";", "")],
+    describe=lambda c: (
+        f"computes a polynomial rolling hash of a list of numbers",
+        "the first integer is N (N >= 0), followed by N non-negative integers below 1000000",
+        f"one line with H, where H starts at 0 and for every number x, in order, becomes "
+        f"(H * {c['B']} + x) mod {c['M']}"),
+    gen=lambda rng, c: (
+        [_seq_input(rng.randint(2, 30), lambda: rng.randint(0, 999_999)) for _ in range(6)],
+        ["0\n", "1\n0\n", "1\n999999\n", "3\n1 2 3\n", _seq_input(200, lambda: 999_999),
+         "2\n5 0\n"]),
+    run=_hash_run,
+)
+
+
+def _primes_run(c, inp):
+    lo, hi = _ints(inp)[:2]
+    ps = [k for k in range(max(lo, 2), hi + 1) if all(k % d for d in range(2, int(k ** 0.5) + 1))]
+    return f"{len(ps)} {ps[-1] if ps else -1}\n"
+
+
+def _primes_input(rng):
+    lo = rng.randint(0, 3000)
+    return f"{lo} {lo + rng.randint(0, 400)}\n"
+
+
+T_PRIMES = dict(
+    key="prime_count",
+    files=["primes", "prime_range", "sieve_lite", "count_primes"],
+    names={"isp": ["is_prime", "prime_p", "check_prime", "isprime"],
+           "k": ["k", "cand", "num", "m"], "d": ["d", "div", "f", "t"],
+           "lo": ["lo", "start", "from", "a"], "hi": ["hi", "stop", "until", "b"],
+           "cnt": ["cnt", "primes", "how_many", "tally"], "last": ["last", "biggest", "latest", "top"]},
+    consts=lambda rng: {},
+    source="""\
+#include <stdio.h>
+
+static int ${isp}(int ${k}) {
+    if (${k} @0@ 2) {
+        return 0;
+    }
+    for (int ${d} = 2; @1@; ${d}++) {
+        if (${k} % ${d} @2@ 0) {
+            return 0;
+        }
+    }
+@3@}
+
+int main(void) {
+    int ${lo}, ${hi};
+    if (scanf("%d %d", &${lo}, &${hi}) != 2) {
+        return 1;
+    }
+    int ${cnt} = 0, ${last} = -1;
+    for (int x = ${lo}; @4@; x++) {
+        if (${isp}(x)) {
+            ${cnt}++;
+            @5@ = x@6@
+        }
+    }
+    printf("%d %d\\n", ${cnt}, ${last});
+    return 0;
+}
+""",
+    sites=[("wrong_operator", "<", "<="), ("off_by_one", "${d} * ${d} <= ${k}", "${d} * ${d} < ${k}"),
+           ("wrong_operator", "==", "!="), ("missing_return", "    return 1;\n", ""),
+           ("off_by_one", "x <= ${hi}", "x < ${hi}"),
+           ("undeclared_identifier", "${last}", "${last_typo}"), ("missing_semicolon", ";", "")],
+    describe=lambda c: (
+        "counts the prime numbers in a closed interval and reports the largest one",
+        "two integers LO and HI (0 <= LO, HI <= 100000), separated by whitespace",
+        "one line `C P`: C is the number of primes p with LO <= p <= HI (both included) and P "
+        "the largest such prime, or -1 if there is none"),
+    gen=lambda rng, c: (
+        [_primes_input(rng) for _ in range(6)],
+        ["0 1\n", "2 2\n", "0 10\n", "24 26\n", "14 17\n", "48 50\n", "90000 90100\n", "9 7\n"]),
+    run=_primes_run,
+)
+
+
+def _rev_run(c, inp):
+    line = inp.split("\n")[0]
+    return line[::-1] + "\n" + str(sum(ch in "aeiouAEIOU" for ch in line)) + "\n"
+
+
+def _rev_input(rng):
+    alpha = string.ascii_letters + string.digits + "  .,!?-aeiou"
+    return "".join(rng.choice(alpha) for _ in range(rng.randint(5, 60))) + "\n"
+
+
+T_REVERSE = dict(
+    key="reverse_vowels",
+    files=["reverse", "mirror", "backwards", "rev_line"],
+    names={"isv": ["is_vowel", "vowel_p", "check_vowel", "isvowel"], "c": ["c", "ch", "chr0", "sym"],
+           "set": ["vowels", "table", "letters", "pool"], "buf": ["buf", "line", "text", "input"],
+           "len": ["len", "length", "size", "n"], "vow": ["vow", "nvowels", "hits", "score"]},
+    consts=lambda rng: {},
+    source="""\
+#include <stdio.h>
+#include <string.h>
+
+static int ${isv}(char ${c}) {
+    const char *${set} = "aeiouAEIOU";
+    for (int i = 0; ${set}[i] != '\\0'; i++) {
+        if (${set}[i] @0@ ${c}) {
+            return 1;
+        }
+    }
+@1@}
+
+int main(void) {
+    char ${buf}[1024];
+    if (fgets(${buf}, sizeof ${buf}, stdin) == NULL) {
+        ${buf}[0] = '\\0';
+    }
+    size_t ${len} = strlen(${buf});
+    if (${len} > 0 && ${buf}[${len} - 1] == '\\n') {
+        ${buf}[--${len}] = '\\0';
+    }
+    int ${vow} = 0;
+    for (int i = (int)${len} - 1; @2@; i--) {
+        putchar(${buf}[i]);
+        @3@ += ${isv}(${buf}[i])@4@
+    }
+    putchar('\\n');
+    printf("%d\\n", ${vow});
+    return 0;
+}
+""",
+    sites=[("wrong_operator", "==", "!="), ("missing_return", "    return 0;\n", ""),
+           ("off_by_one", "i >= 0", "i > 0"), ("undeclared_identifier", "${vow}", "${vow_typo}"),
+           ("missing_semicolon", ";", "")],
+    describe=lambda c: (
+        "prints a line of text reversed and counts its vowels",
+        "one line of printable ASCII text (at most 1000 characters, possibly empty)",
+        "two lines: first the input line reversed (character by character, without its "
+        "newline), then the number of vowels (`aeiou`, lower or upper case) in it"),
+    gen=lambda rng, c: (
+        [_rev_input(rng) for _ in range(6)],
+        ["\n", "a\n", "xyz\n", "AEIOU aeiou\n", "  lead and trail  \n", "Q" * 900 + "e\n"]),
+    run=_rev_run,
+)
+
+
+def _digits_run(c, inp):
+    v = _ints(inp)
+    out = []
+    for x in v[1:1 + v[0]]:
+        s, nd = 0, 0
+        while True:
+            s += x % c["BV"]
+            x //= c["BV"]
+            nd += 1
+            if x == 0:
+                break
+        out.append(f"{s} {nd}")
+    return "".join(line + "\n" for line in out)
+
+
+T_DIGITS = dict(
+    key="base_digits",
+    files=["digits", "basesum", "radix", "digit_stats"],
+    names={"dsum": ["digit_sum", "sum_digits", "dsum", "radix_sum"], "v": ["v", "val", "rest", "q"],
+           "ndig": ["ndig", "width", "digits_out", "places"], "s": ["s", "acc", "total", "tot"],
+           "n": ["n", "count", "lines", "num"], "x": ["x", "value", "number", "item"],
+           "nd": ["nd", "w", "len_out", "ndigits"], "sum": ["sum", "ds", "result", "res"],
+           "B": ["BASE", "RADIX", "B_BASE", "DIGIT_BASE"]},
+    consts=lambda rng: {"BV": rng.choice([3, 4, 5, 6, 7, 8, 9, 11, 12])},
+    source="""\
+#include <stdio.h>
+
+#define ${B} ${BV}u
+
+static int ${dsum}(unsigned int ${v}, int *${ndig}) {
+    int ${s} = 0;
+    *${ndig} = 0;
+    do {
+        ${s} @0@ ${v} @1@ ${B};
+        ${v} /= ${B};
+        (*${ndig})++;
+    } while (${v} > 0);
+@2@}
+
+int main(void) {
+    int ${n};
+    if (scanf("%d", &${n}) != 1) {
+        return 1;
+    }
+    for (int i = 0; @3@; i++) {
+        unsigned int ${x};
+        if (scanf("%u", &${x}) != 1) {
+            return 1;
+        }
+        int ${nd};
+        int ${sum} = ${dsum}(${x}, &${nd})@4@
+        printf("%d %d\\n", @5@, ${nd});
+    }
+    return 0;
+}
+""",
+    sites=[("wrong_operator", "+=", "="), ("wrong_operator", "%", "/"),
+           ("missing_return", "    return ${s};\n", ""), ("off_by_one", "i < ${n}", "i < ${n} - 1"),
+           ("missing_semicolon", ";", ""), ("undeclared_identifier", "${sum}", "${sum_typo}")],
+    describe=lambda c: (
+        f"prints the digit sum and the number of digits of numbers written in base {c['BV']}",
+        "the first integer is N (N >= 0), followed by N non-negative integers below 10^9",
+        f"one line `S D` per input number, in order: S is the sum of its digits in base "
+        f"{c['BV']} and D the number of those digits (0 has one digit, 0)"),
+    gen=lambda rng, c: (
+        [_seq_input(rng.randint(2, 12), lambda: rng.randint(0, 10 ** rng.randint(1, 9) - 1))
+         for _ in range(6)],
+        ["0\n", "1\n0\n", f"2\n{c['BV'] - 1} {c['BV']}\n", f"1\n{c['BV'] ** 5}\n",
+         "1\n999999999\n", f"3\n{c['BV'] ** 3 - 1} 1 {c['BV'] ** 2}\n"]),
+    run=_digits_run,
+)
+
+
+def _hist_run(c, inp):
+    v = _ints(inp)
+    w, k = c["W"], c["K"]
+    counts = [0] * k
+    for x in v[1:1 + v[0]]:
+        b = x // w if x >= 0 else 0
+        counts[min(b, k - 1)] += 1
+    return "".join(f"{j * w}-{j * w + w - 1}: {counts[j]}\n" for j in range(k))
+
+
+T_HIST = dict(
+    key="histogram",
+    files=["histogram", "buckets", "binning", "hist"],
+    names={"bucket": ["bucket_of", "bin_index", "slot", "which_bin"], "v": ["v", "val", "sample", "obs"],
+           "b": ["b", "idx", "bin", "pos"], "counts": ["counts", "bins", "hist", "tally"],
+           "n": ["n", "count", "samples", "num"], "x": ["x", "value", "reading", "point"],
+           "j": ["j", "k", "row", "bi"], "WIDTH": ["WIDTH", "BIN_W", "STEP", "SPAN"],
+           "NB": ["NBINS", "NB", "BUCKETS", "SLOTS"]},
+    consts=lambda rng: {"W": rng.randint(2, 10), "K": rng.randint(3, 8)},
+    source="""\
+#include <stdio.h>
+
+#define ${WIDTH} ${W}
+#define ${NB} ${K}
+
+static int ${bucket}(int ${v}) {
+    int ${b} = ${v} @0@ ${WIDTH};
+    if (${b} >= ${NB}) {
+        ${b} = ${NB} - 1;
+    }
+    if (${v} < 0) {
+        ${b} = 0;
+    }
+@1@}
+
+int main(void) {
+    int ${counts}[${NB}] = {0};
+    int ${n};
+    if (scanf("%d", &${n}) != 1) {
+        return 1;
+    }
+    for (int i = 0; @2@; i++) {
+        int ${x};
+        if (scanf("%d", &${x}) != 1) {
+            return 1;
+        }
+        ${counts}[${bucket}(${x})]++@3@
+    }
+    for (int ${j} = 0; @4@; ${j}++) {
+        printf("%d-%d: %d\\n", ${j} * ${WIDTH}, ${j} * ${WIDTH} @5@ ${WIDTH} - 1, @6@[${j}]);
+    }
+    return 0;
+}
+""",
+    sites=[("wrong_operator", "/", "%"), ("missing_return", "    return ${b};\n", ""),
+           ("off_by_one", "i < ${n}", "i < ${n} - 1"), ("missing_semicolon", ";", ""),
+           ("off_by_one", "${j} < ${NB}", "${j} < ${NB} - 1"), ("wrong_operator", "+", "-"),
+           ("undeclared_identifier", "${counts}", "${counts_typo}")],
+    describe=lambda c: (
+        f"builds a histogram with {c['K']} buckets of width {c['W']}",
+        "the first integer is N (N >= 0), followed by N integers",
+        f"{c['K']} lines, one per bucket j = 0..{c['K'] - 1}, each `LO-HI: COUNT` with "
+        f"LO = j*{c['W']} and HI = LO+{c['W'] - 1}; a value x goes to bucket x / {c['W']} "
+        f"(integer division), except that negative values go to bucket 0 and values past the "
+        f"last bucket go to the last bucket"),
+    gen=lambda rng, c: (
+        [_seq_input(rng.randint(3, 30), lambda: rng.randint(-c["W"], c["W"] * (c["K"] + 1)))
+         for _ in range(6)],
+        ["0\n", "1\n0\n", f"2\n{c['W'] - 1} {c['W']}\n", f"3\n-1 -100 {c['W'] * c['K']}\n",
+         f"1\n{c['W'] * c['K'] - 1}\n", f"2\n{10 ** 6} {c['W'] * (c['K'] - 1)}\n"]),
+    run=_hist_run,
+)
+
+TEMPLATES = [T_SUMMAX, T_RANGE, T_HASH, T_PRIMES, T_REVERSE, T_DIGITS, T_HIST]
+
+
+def render(tmpl: dict, names: dict, consts: dict, bug_site: int | None) -> str:
+    src = tmpl["source"]
+    for i, (_kind, good, bad) in enumerate(tmpl["sites"]):
+        src = src.replace(f"@{i}@", bad if i == bug_site else good)
+    assert "@" not in src
+    return Template(src).substitute({**names, **{k: str(v) for k, v in consts.items()}})
+
+
+TEST_BODY = r'''
+import subprocess
+from pathlib import Path
+
+import pytest
+
+WORKDIR = Path.cwd()
+
+
+@pytest.fixture(scope="module")
+def binary(tmp_path_factory):
+    exe = tmp_path_factory.mktemp("build") / "prog"
+    r = subprocess.run(["gcc", "-std=c11", "-Wall", "-Werror", "-O2", "-o", str(exe),
+                        str(WORKDIR / CONFIG["source"])], capture_output=True, timeout=120)
+    assert r.returncode == 0, "compilation failed:\n" + r.stderr.decode("utf-8", "replace")[-3000:]
+    return exe
+
+
+def run(exe, stdin):
+    r = subprocess.run([str(exe)], input=stdin.encode(), capture_output=True, timeout=10)
+    assert r.returncode == 0, f"exit status {r.returncode} for input {stdin[:200]!r}"
+    return r.stdout.decode("utf-8", "replace")
+
+
+def _cases(mark):
+    return [pytest.param(c["in"], c["out"], id=f"{mark}{i}")
+            for i, c in enumerate(CONFIG["cases"]) if c["mark"] == mark]
+
+
+@pytest.mark.core
+def test_compiles_cleanly(binary):
+    assert binary.is_file()
+
+
+@pytest.mark.core
+@pytest.mark.parametrize("stdin,expected", _cases("core"))
+def test_unseen_inputs(binary, stdin, expected):
+    assert run(binary, stdin).rstrip("\n") == expected.rstrip("\n")
+
+
+@pytest.mark.boundary
+@pytest.mark.parametrize("stdin,expected", _cases("boundary"))
+def test_edge_cases(binary, stdin, expected):
+    assert run(binary, stdin).rstrip("\n") == expected.rstrip("\n")
+'''
+
+
+class CFixBug(Family):
+    name = "c-fix-bug"
+    category = "c"
+    description = ("Fix the single injected bug (off-by-one, wrong operator, missing semicolon, "
+                   "undeclared identifier, missing return) in a small generated C program.")
+    difficulty = "medium"
+
+    def build(self, rng: random.Random, seed: int) -> dict:
+        kind = rng.choice(BUG_KINDS)
+        tmpl = rng.choice(TEMPLATES)
+        names = {ph: rng.choice(pool) for ph, pool in tmpl["names"].items()}
+        used = set(names.values())
+        for ph, name in list(names.items()):
+            t = typo(name)
+            names[ph + "_typo"] = t + "_x" if t in used else t
+        consts = tmpl["consts"](rng)
+        sites = [i for i, s in enumerate(tmpl["sites"]) if s[0] == kind]
+        bug_site = rng.choice(sites)
+        fname = rng.choice(tmpl["files"])
+        src_path = f"{fname}.c"
+        fixed = render(tmpl, names, consts, None)
+        buggy = render(tmpl, names, consts, bug_site)
+        core, edge = tmpl["gen"](rng, consts)
+        example = core[0]
+        cases = ([{"mark": "core", "in": i, "out": tmpl["run"](consts, i)} for i in core[1:]]
+                 + [{"mark": "boundary", "in": i, "out": tmpl["run"](consts, i)} for i in edge])
+        purpose, inp, out = tmpl["describe"](consts)
+        ex_out = tmpl["run"](consts, example)
+        instruction = f"""\
+`{src_path}` is a small C program that {purpose}.
+
+- Input (standard input): {inp}.
+- Output (standard output): {out}.
+
+For example, for the input
+
+{md_code(example.rstrip(chr(10)) or '(an empty line)')}
+
+it must print
+
+{md_code(ex_out.rstrip(chr(10)))}
+
+The program contains exactly one bug: it either fails to compile or computes wrong results.
+Fix `{src_path}` in place so that it compiles without errors or warnings with
+
+    gcc -std=c11 -Wall -Werror -O2 -o {fname} {src_path}
+
+and behaves exactly as described above for every valid input (it will be run on other inputs).
+Keep the program's input and output format unchanged.
+"""
+        solution = "#!/bin/bash\nset -e\n" + heredoc(src_path, fixed)
+        config = {"source": src_path, "cases": cases}
+        return {
+            "instruction": instruction,
+            "workspace": files({src_path: buggy, "example_input.txt": example}),
+            "tests": files({"test_program.py": hidden_test_source(config, TEST_BODY)}),
+            "solution": solution,
+            "tags": ["c", "debugging", "gcc", kind, tmpl["key"]],
+        }
+
+
+FAMILY = CFixBug()

@@ -1,0 +1,554 @@
+"""shell-files: organize, rename, delete or find files in a generated directory tree.
+
+Per seed: the tree (directory names, nesting, file names with spaces, multiple dots, upper-case
+extensions or no extension, contents, sizes, ages), the rule (sort into per-extension folders,
+add a prefix/suffix to some extensions, delete by size, delete by age, list files containing a
+token, flatten, de-duplicate by content, normalize names to lowercase) with its parameters,
+and the script/root/output names.
+
+The agent writes a script that takes the root directory as its argument and runs it on the
+workspace tree. Hidden tests compare the final workspace tree (relative path -> content) with
+the tree the test expects from the original manifest, and re-run the script on fresh trees
+(random; edge cases with awkward names, boundary sizes, a root path with a space; empty). The
+expected results live only in the hidden tests.
+"""
+
+from __future__ import annotations
+
+import random
+import shlex
+
+from ._common import heredoc, hidden_test_source
+from .base import Family, files
+
+WORDS = ["report", "notes", "photo", "invoice", "draft", "backup", "todo", "budget", "slides",
+         "song", "data", "readme", "summary", "letter", "plan", "scan", "log", "config", "index",
+         "thumb", "minutes", "recipe", "ticket", "resume", "poster", "diagram", "export"]
+EXTS = ["txt", "md", "csv", "log", "jpg", "png", "pdf", "json", "py", "sh"]
+ODD_EXTS = ["tar.gz", "JPG", "TXT", "Md", "backup.txt", "PDF"]
+NOEXT_NAMES = ["Makefile", "README", "LICENSE", "notes_final", "TODO list"]
+DIRS = ["projects", "misc", "2023", "old stuff", "work", "personal", "tmp", "archive",
+        "photos", "music", "client A", "drafts"]
+FILLER = ["lorem", "ipsum", "alpha", "beta", "gamma", "delta", "meeting", "budget", "draft",
+          "café", "naïve", "résumé", "id", "value", "42", "2024-01-05", "ok"]
+TOKENS = ["TODO(alice)", "FIXME", "api_key", "XJ-4471", "#urgent", "CONFIDENTIAL", "v2.0-rc1",
+          "ERR_TIMEOUT"]
+
+
+# --------------------------------------------------------------------------- trees
+
+def ext_of(name: str) -> str | None:
+    return name.rsplit(".", 1)[1].lower() if "." in name else None
+
+
+def make_name(rng: random.Random, odd: bool) -> str:
+    base = rng.choice(WORDS)
+    r = rng.random()
+    if r < 0.25:
+        base += f" {rng.randint(1, 99)}"
+    elif r < 0.45:
+        base += f"_{rng.choice(WORDS)}"
+    elif r < 0.6:
+        base = base.capitalize() + f"-{rng.randint(2019, 2024)}"
+    if odd and rng.random() < 0.35:
+        return rng.choice(NOEXT_NAMES) if rng.random() < 0.4 else f"{base}.{rng.choice(ODD_EXTS)}"
+    if rng.random() < 0.08:
+        return rng.choice(NOEXT_NAMES)
+    return f"{base}.{rng.choice(EXTS)}"
+
+
+def make_content(rng: random.Random, size: int | None = None) -> str:
+    if size is None:
+        size = rng.choice([0, rng.randint(1, 40), rng.randint(40, 400), rng.randint(400, 3000)])
+    words = []
+    while sum(len(w) + 1 for w in words) < size:
+        words.append(rng.choice(FILLER))
+    text = "\n".join(" ".join(words[i:i + 8]) for i in range(0, len(words), 8))
+    data = text.encode()[:size]
+    while True:  # cut on a character boundary, pad with ASCII to the exact byte size
+        try:
+            text = data.decode()
+            break
+        except UnicodeDecodeError:
+            data = data[:-1]
+    return text + "x" * (size - len(text.encode()))
+
+
+def make_tree(rng: random.Random, n: int, odd: bool = False) -> list[dict]:
+    """A manifest: [{"path", "content", "age"}], unique base names (case-insensitively)."""
+    dirs = [""]
+    for _ in range(rng.randint(2, 5)):
+        parent = rng.choice(dirs)
+        if parent.count("/") >= 2:
+            continue
+        d = (parent + "/" if parent else "") + rng.choice(DIRS)
+        if d not in dirs:
+            dirs.append(d)
+    used: set[str] = set()
+    out = []
+    while len(out) < n:
+        name = make_name(rng, odd)
+        if name.lower() in used:
+            continue
+        used.add(name.lower())
+        d = rng.choice(dirs)
+        out.append({"path": (d + "/" if d else "") + name, "content": make_content(rng),
+                    "age": rng.randint(0, 400)})
+    return out
+
+
+# --------------------------------------------------------------------------- rules
+
+def make_rule(rng: random.Random) -> dict:
+    kind = rng.choice(["by_ext", "affix", "delete_size", "delete_age", "list_token", "flatten",
+                       "dedupe", "lowercase"])
+    rule: dict = {"kind": kind}
+    if kind == "by_ext":
+        rule["noext"] = rng.choice(["no_ext", "_noext", "other_files", "NOEXT", "unknown"])
+    elif kind == "affix":
+        rule["exts"] = sorted(rng.sample(["txt", "md", "csv", "log", "jpg", "pdf", "json", "gz"],
+                                         rng.randint(1, 3)))
+        rule["mode"] = rng.choice(["prefix", "suffix"])
+        rule["text"] = rng.choice(["old_", "2024-", "bak_", "x-"] if rule["mode"] == "prefix"
+                                  else ["_v2", "-archived", "_old", ".bak"])
+    elif kind == "delete_size":
+        rule["op"] = rng.choice([">", "<"])
+        rule["n"] = rng.choice([50, 100, 256, 500, 1000, 1024, 1500, 2048])
+    elif kind == "delete_age":
+        rule["days"] = rng.choice([7, 14, 30, 60, 90, 180, 365])
+    elif kind == "list_token":
+        rule["token"] = rng.choice(TOKENS)
+    elif kind == "flatten":
+        rule["sep"] = rng.choice(["_", "__", "-", "+"])
+    elif kind == "dedupe":
+        rule["keep"] = rng.choice(["first", "last"])
+    else:
+        rule["sep"] = rng.choice(["_", "-"])
+    return rule
+
+
+def new_name(rule: dict, name: str) -> str:
+    if rule["mode"] == "prefix":
+        return rule["text"] + name
+    stem, _, ext = name.rpartition(".")
+    return f"{stem}{rule['text']}.{ext}"
+
+
+def apply_rule(rule: dict, tree: list[dict]) -> dict:
+    """Expected final state: {"files": {path: content}} or {"lines": [...]} for list_token."""
+    k = rule["kind"]
+    if k == "list_token":
+        return {"lines": sorted((f["path"] for f in tree if rule["token"] in f["content"]),
+                                key=lambda p: p.encode())}
+    out: dict[str, str] = {}
+    if k == "dedupe":
+        groups: dict[str, list[str]] = {}
+        for f in tree:
+            groups.setdefault(f["content"], []).append(f["path"])
+        for content, paths in groups.items():
+            paths.sort(key=lambda p: p.encode())
+            out[paths[0] if rule["keep"] == "first" else paths[-1]] = content
+        return {"files": out}
+    for f in tree:
+        path, content = f["path"], f["content"]
+        d, _, name = path.rpartition("/")
+        if k == "by_ext":
+            e = ext_of(name)
+            out[f"{e if e else rule['noext']}/{name}"] = content
+        elif k == "affix":
+            e = ext_of(name)
+            out[(d + "/" if d else "") + (new_name(rule, name) if e in rule["exts"] else name)] = content
+        elif k == "delete_size":
+            size = len(content.encode())
+            if not (size > rule["n"] if rule["op"] == ">" else size < rule["n"]):
+                out[path] = content
+        elif k == "delete_age":
+            if not f["age"] > rule["days"]:
+                out[path] = content
+        elif k == "flatten":
+            out[path.replace("/", rule["sep"])] = content
+        else:
+            out[(d + "/" if d else "") + name.lower().replace(" ", rule["sep"])] = content
+    return {"files": out}
+
+
+def valid(rule: dict, tree: list[dict], result: dict, need_change: bool) -> bool:
+    """No collisions, and (for the workspace) the rule changes something non-trivially."""
+    k = rule["kind"]
+    if "files" in result and k not in ("dedupe", "delete_size", "delete_age"):
+        if len(result["files"]) != len(tree):
+            return False  # two files mapped to the same path
+    if k == "by_ext":
+        # an extension folder must not clash with an existing directory or top-level file
+        tops = {f["path"].split("/")[0] for f in tree}
+        if any(p.split("/")[0] in tops for p in result["files"]):
+            return False
+    if k == "flatten":
+        if set(result["files"]) & {f["path"] for f in tree if "/" in f["path"]}:
+            return False
+        dirs = {f["path"].split("/")[0] for f in tree if "/" in f["path"]}
+        if set(result["files"]) & dirs:
+            return False
+    if k == "lowercase" and len({p.lower() for p in result["files"]}) != len(result["files"]):
+        return False
+    if not need_change:
+        return True
+    before = {f["path"]: f["content"] for f in tree}
+    if k == "list_token":
+        return 2 <= len(result["lines"]) < len(tree)
+    after = result["files"]
+    if k in ("delete_size", "delete_age", "dedupe"):
+        return 2 <= len(after) <= len(before) - 2
+    changed = sum(1 for p in before if p not in after)
+    return changed >= 2 and (k != "affix" or changed < len(before))
+
+
+def tune_tree(rng: random.Random, rule: dict, tree: list[dict], edge: bool) -> None:
+    """Adjust a manifest so the rule has interesting cases (boundary sizes, tokens, dups)."""
+    k = rule["kind"]
+    if k == "delete_size":
+        n = rule["n"]
+        sizes = [n - 1, n, n + 1, 0, n * 2, n // 2] if edge else [n - 1, n, n + 1]
+        for f, s in zip(rng.sample(tree, min(len(tree), len(sizes))), sizes):
+            f["content"] = make_content(rng, s)
+        if edge:
+            # multi-byte characters: fewer characters than bytes
+            f = rng.choice(tree)
+            f["content"] = "é" * (n // 2 + 1)
+    elif k == "delete_age":
+        d = rule["days"]
+        for f in tree:
+            f["age"] = rng.choice([rng.randint(0, max(0, d - 2)), rng.randint(d + 2, d + 400)])
+    elif k == "list_token":
+        tok = rule["token"]
+        for f in tree:
+            r = rng.random()
+            c = f["content"]
+            pos = rng.randint(0, len(c))
+            if r < 0.35:
+                f["content"] = c[:pos] + tok + c[pos:]
+            elif r < 0.5:
+                f["content"] = c[:pos] + tok.lower() + c[pos:]
+            elif r < 0.6:
+                f["content"] = c[:pos] + tok[:-1] + " " + tok[-1] + c[pos:]
+        if edge and tree:
+            tree[0]["content"] = tok
+            if len(tree) > 1:
+                tree[1]["content"] = "no match here\n" + tok[:-1]
+    elif k == "dedupe":
+        for f in tree:
+            if rng.random() < 0.45:
+                f["content"] = rng.choice(tree)["content"]
+        if edge and len(tree) >= 3:
+            tree[1]["content"] = tree[0]["content"] = tree[2]["content"] + ""
+            tree[2]["content"] = tree[0]["content"]
+
+
+def build_case(rng: random.Random, rule: dict, n: int, edge: bool, need_change: bool):
+    while True:
+        tree = make_tree(rng, n, odd=edge or rng.random() < 0.5)
+        tune_tree(rng, rule, tree, edge)
+        result = apply_rule(rule, tree)
+        if valid(rule, tree, result, need_change):
+            return tree, result
+
+
+# --------------------------------------------------------------------------- text
+
+def describe_rule(rule: dict, root: str) -> str:
+    k = rule["kind"]
+    if k == "by_ext":
+        return (f"moves every file found anywhere under ROOT (at any depth) to `ROOT/EXT/NAME`, "
+                f"where NAME is the file's name and EXT is its extension: the part of the name "
+                f"after the last `.`, converted to lowercase (`x/Photo.JPG` goes to "
+                f"`jpg/Photo.JPG`, `a.tar.gz` to `gz/a.tar.gz`). Files whose name contains no "
+                f"`.` go to `ROOT/{rule['noext']}/`. Create the folders as needed. File names "
+                f"are unique across the tree, and no extension folder clashes with an existing "
+                f"name in ROOT.")
+    if k == "affix":
+        exts = ", ".join(f"`{e}`" for e in rule["exts"])
+        if rule["mode"] == "prefix":
+            how = (f"by adding the prefix `{rule['text']}` to its name (`a/b/notes.TXT` becomes "
+                   f"`a/b/{rule['text']}notes.TXT`)")
+        else:
+            how = (f"by inserting `{rule['text']}` right before the last `.` of its name "
+                   f"(`a/report.tar.gz` becomes `a/report.tar{rule['text']}.gz`)")
+        return (f"renames every file (at any depth) whose extension, i.e. the part of the name "
+                f"after the last `.` compared case-insensitively, is one of {exts}, {how}; it "
+                f"stays in the same directory. Files without a `.` in their name and all other "
+                f"files are left alone.")
+    if k == "delete_size":
+        word = "greater" if rule["op"] == ">" else "less"
+        return (f"deletes every file (at any depth) whose size is strictly {word} than "
+                f"{rule['n']} bytes (the size in bytes, as `stat`/`wc -c` report it, not in "
+                f"characters). All other files stay untouched.")
+    if k == "delete_age":
+        return (f"deletes every file (at any depth) whose modification time is more than "
+                f"{rule['days']} days ({rule['days']} x 24 hours) before the moment the script "
+                f"runs. All other files stay untouched (no file is within a day of the limit).")
+    if k == "list_token":
+        return (f"prints the paths, relative to ROOT (e.g. `sub dir/file.txt`, without a leading "
+                f"`./`), of all files (at any depth) whose content contains the exact string "
+                f"`{rule['token']}` (case-sensitive), one per line, sorted in byte order (like "
+                f"`LC_ALL=C sort`). It prints nothing when no file matches and changes nothing.")
+    if k == "flatten":
+        s = rule["sep"]
+        return (f"moves every file that is inside a subdirectory of ROOT (at any depth) directly "
+                f"into ROOT, naming it after its path relative to ROOT with every `/` replaced by "
+                f"`{s}` (`a/b c/d.txt` becomes `a{s}b c{s}d.txt`). Files directly in ROOT keep "
+                f"their names. No name collisions occur.")
+    if k == "dedupe":
+        which = "first" if rule["keep"] == "first" else "last"
+        return (f"removes duplicate files: for every group of files (at any depth) with exactly "
+                f"the same content (byte for byte), it keeps only the one whose path relative to "
+                f"ROOT comes {which} in byte order (like `LC_ALL=C sort`) and deletes the others. "
+                f"Files whose content is unique stay.")
+    s = rule["sep"]
+    return (f"renames every file (at any depth; not the directories) so that its name is all "
+            f"lowercase, with every space replaced by `{s}` (`My Notes.TXT` becomes "
+            f"`my{s}notes.txt`); it stays in the same directory. Names are ASCII and no "
+            f"collisions occur.")
+
+
+def solver_source(rule: dict) -> str:
+    return f'''#!/usr/bin/env python3
+import os
+import sys
+import time
+
+RULE = {rule!r}
+
+
+def all_files(root):
+    out = []
+    for d, dirs, names in os.walk(root):
+        for n in names:
+            p = os.path.join(d, n)
+            if os.path.isfile(p) and not os.path.islink(p):
+                out.append(os.path.relpath(p, root))
+    return sorted(out, key=lambda p: p.encode())
+
+
+def ext(name):
+    return name.rsplit(".", 1)[1].lower() if "." in name else None
+
+
+def move(root, src, dst):
+    if src == dst:
+        return
+    os.makedirs(os.path.join(root, os.path.dirname(dst)) or root, exist_ok=True)
+    os.rename(os.path.join(root, src), os.path.join(root, dst))
+
+
+def main():
+    root = sys.argv[1]
+    k = RULE["kind"]
+    files = all_files(root)
+    if k == "list_token":
+        tok = RULE["token"].encode()
+        for p in files:
+            with open(os.path.join(root, p), "rb") as fh:
+                if tok in fh.read():
+                    print(p)
+        return
+    if k == "dedupe":
+        seen = {{}}
+        order = files if RULE["keep"] == "first" else files[::-1]
+        for p in order:
+            with open(os.path.join(root, p), "rb") as fh:
+                data = fh.read()
+            if data in seen:
+                os.remove(os.path.join(root, p))
+            else:
+                seen[data] = p
+        return
+    now = time.time()
+    for p in files:
+        d, name = os.path.split(p)
+        full = os.path.join(root, p)
+        if k == "by_ext":
+            move(root, p, os.path.join(ext(name) or RULE["noext"], name))
+        elif k == "affix":
+            if ext(name) in RULE["exts"]:
+                if RULE["mode"] == "prefix":
+                    new = RULE["text"] + name
+                else:
+                    stem, _, e = name.rpartition(".")
+                    new = stem + RULE["text"] + "." + e
+                move(root, p, os.path.join(d, new))
+        elif k == "delete_size":
+            size = os.path.getsize(full)
+            if (size > RULE["n"]) if RULE["op"] == ">" else (size < RULE["n"]):
+                os.remove(full)
+        elif k == "delete_age":
+            if now - os.path.getmtime(full) > RULE["days"] * 86400:
+                os.remove(full)
+        elif k == "flatten":
+            move(root, p, p.replace(os.sep, RULE["sep"]))
+        else:
+            move(root, p, os.path.join(d, name.lower().replace(" ", RULE["sep"])))
+
+
+main()
+'''
+
+
+TEST_BODY = r'''
+import os
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+WORKDIR = Path.cwd()
+SCRIPT = WORKDIR / CONFIG["script"]
+
+
+def snapshot(root):
+    out = {}
+    for d, dirs, names in os.walk(root):
+        for n in dirs + names:
+            p = os.path.join(d, n)
+            rel = os.path.relpath(p, root)
+            if os.path.islink(p):
+                out[rel] = "<symlink>"
+            elif n in names:
+                out[rel] = Path(p).read_bytes().decode("utf-8", "replace") if os.path.isfile(p) else "<special>"
+    return out
+
+
+def check_tree(root, expected):
+    got = snapshot(root)
+    missing = sorted(set(expected) - set(got))
+    extra = sorted(set(got) - set(expected))
+    assert not missing and not extra, f"missing files: {missing[:8]}, unexpected files: {extra[:8]}"
+    changed = [p for p in expected if got[p] != expected[p]]
+    assert not changed, f"content differs: {changed[:8]}"
+
+
+def build(root, manifest):
+    root.mkdir(parents=True)
+    now = time.time()
+    for f in manifest:
+        p = root / f["path"]
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_bytes(f["content"].encode("utf-8"))
+        t = now - f["age"] * 86400 - 3600
+        os.utime(p, (t, t))
+
+
+def run_script(root):
+    r = subprocess.run([str(SCRIPT), str(root)], cwd=root.parent, capture_output=True, timeout=30)
+    assert r.returncode == 0, r.stderr.decode("utf-8", "replace")[-2000:]
+    return r.stdout.decode("utf-8", "replace")
+
+
+def check_case(tmp_path, case):
+    root = tmp_path / case["root"]
+    build(root, case["manifest"])
+    out = run_script(root)
+    if "lines" in case["expected"]:
+        assert out.splitlines() == case["expected"]["lines"]
+        check_tree(root, {f["path"]: f["content"] for f in case["manifest"]})
+    else:
+        check_tree(root, case["expected"]["files"])
+
+
+@pytest.mark.core
+def test_workspace_tree():
+    exp = CONFIG["expected"]
+    root = WORKDIR / CONFIG["root"]
+    if "lines" in exp:
+        p = WORKDIR / CONFIG["output"]
+        assert p.is_file(), f"{CONFIG['output']} is missing"
+        assert p.read_text(encoding="utf-8", errors="replace").splitlines() == exp["lines"]
+        check_tree(root, CONFIG["original"])
+    else:
+        check_tree(root, exp["files"])
+
+
+def _cases(mark):
+    return [pytest.param(c, id=c["id"]) for c in CONFIG["cases"] if c["mark"] == mark]
+
+
+@pytest.mark.core
+@pytest.mark.parametrize("case", _cases("core"))
+def test_script_on_fresh_tree(tmp_path, case):
+    check_case(tmp_path, case)
+
+
+@pytest.mark.boundary
+@pytest.mark.parametrize("case", _cases("boundary"))
+def test_script_on_edge_cases(tmp_path, case):
+    check_case(tmp_path, case)
+'''
+
+
+class ShellFiles(Family):
+    name = "shell-files"
+    category = "shell"
+    description = ("Write a script that organizes, renames, deletes or finds files in a directory "
+                   "tree according to a seeded rule, and run it on a generated tree.")
+    difficulty = "medium"
+
+    def build(self, rng: random.Random, seed: int) -> dict:
+        rule = make_rule(rng)
+        root = rng.choice(["inbox", "files", "dump", "downloads", "incoming", "share"])
+        script = rng.choice(["organize.sh", "tidy.sh", "sortfiles", "cleanup.sh", "process_tree",
+                             "apply_rule.py"])
+        output = rng.choice(["matches.txt", "found.txt", "hits.txt", "list.txt"])
+        tree, result = build_case(rng, rule, rng.randint(12, 22), edge=False, need_change=True)
+        cases = []
+        for i in range(2):
+            t, r = build_case(rng, rule, rng.randint(8, 20), edge=False, need_change=False)
+            cases.append({"id": f"random{i}", "mark": "core", "root": f"tree{i}", "manifest": t,
+                          "expected": r})
+        t, r = build_case(rng, rule, rng.randint(8, 14), edge=True, need_change=False)
+        cases.append({"id": "awkward_names_and_root_with_space", "mark": "boundary",
+                      "root": "my root dir", "manifest": t, "expected": r})
+        cases.append({"id": "empty_root", "mark": "boundary", "root": "empty",
+                      "manifest": [], "expected": apply_rule(rule, [])})
+
+        setup: tuple[str, ...] = ()
+        if rule["kind"] == "delete_age":
+            setup = tuple(f"touch -m -d '{f['age']} days ago 1 hour ago' "
+                          + shlex.quote(f"{root}/{f['path']}") for f in tree)
+        shown = sorted(rng.sample([f["path"] for f in tree], 4), key=lambda p: p.encode())
+        examples = "\n".join(f"- `{root}/{p}`" for p in shown)
+        listing = rule["kind"] == "list_token"
+        leftover = ("" if listing else " Empty directories left behind may stay or be removed; "
+                    "only regular files are checked.")
+        run_line = (f"./{script} {root} > {output}" if listing else f"./{script} {root}")
+        instruction = f"""\
+The directory `{root}/` holds a tree of {len(tree)} files in nested subdirectories (names may
+contain spaces), for example:
+
+{examples}
+
+Write an executable script `{script}` in the current directory (any language; start it with a
+shebang line) that takes the path of a directory ROOT as its only argument (relative or
+absolute, possibly containing spaces) and {describe_rule(rule, root)}
+
+It must work on any such tree, not only on `{root}/`.{leftover} Then apply it to the
+workspace tree:
+
+    {run_line}
+"""
+        solver = solver_source(rule)
+        solution = ("#!/bin/bash\nset -e\n" + heredoc(script, solver, executable=True)
+                    + (f"./'{script}' '{root}' > '{output}'\n" if listing
+                       else f"./'{script}' '{root}'\n"))
+        config = {"script": script, "root": root, "output": output, "expected": result,
+                  "original": {f["path"]: f["content"] for f in tree}, "cases": cases}
+        return {
+            "instruction": instruction,
+            "workspace": files({f"{root}/{f['path']}": f["content"] for f in tree}),
+            "tests": files({"test_tree.py": hidden_test_source(config, TEST_BODY)}),
+            "solution": solution,
+            "setup": setup,
+            "tags": ["files", "find", "shell", rule["kind"]],
+        }
+
+
+FAMILY = ShellFiles()

@@ -1,0 +1,89 @@
+"""Every CLI command, run as a subprocess the way a user runs it."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+BUILTIN = Path(__file__).resolve().parents[2] / "termrl" / "tasks" / "builtin"
+
+
+def termrl(*args: str, timeout: float = 300) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "termrl", *args], capture_output=True, text=True,
+                          timeout=timeout)
+
+
+def test_sandbox_run_json_reports_exit_code_and_streams():
+    res = termrl("sandbox", "run", "--json", "--", "echo out; echo err >&2; exit 4")
+    assert res.returncode == 4
+    data = json.loads(res.stdout)
+    assert data["exit_code"] == 4 and data["timed_out"] is False and data["stop"] == "exited"
+    assert data["stdout"] == "out\n" and data["stderr"] == "err\n"
+
+
+def test_sandbox_run_argv_workspace_and_timeout(tmp_path):
+    (tmp_path / "hello.txt").write_text("from the host\n")
+    res = termrl("sandbox", "run", "--workspace", str(tmp_path), "--workdir", "/app", "--", "cat", "hello.txt")
+    assert res.returncode == 0 and res.stdout == "from the host\n"
+    res = termrl("sandbox", "run", "--json", "--timeout", "0.5", "--", "sleep 30")
+    data = json.loads(res.stdout)
+    assert data["timed_out"] is True and data["stop"] == "timeout"
+
+
+def test_sandbox_run_memory_limit():
+    res = termrl("sandbox", "run", "--json", "--memory-mb", "128", "--",
+                 "python3 -c 'b = bytearray(400 * 2**20)'")
+    assert json.loads(res.stdout)["stop"] == "memory"
+
+
+def test_sandbox_run_bad_workspace_is_a_clear_error(tmp_path):
+    res = termrl("sandbox", "run", "--workspace", str(tmp_path / "missing"), "--", "true")
+    assert res.returncode == 2
+    assert "--workspace" in res.stderr and "not a directory" in res.stderr
+    assert "Traceback" not in res.stderr
+
+
+def test_tasks_list_and_show():
+    res = termrl("tasks", "list", "--json")
+    ids = [t["id"] for t in json.loads(res.stdout)["tasks"]]
+    assert len(ids) >= 40 and "shell-count-errors" in ids
+    res = termrl("tasks", "show", "shell-count-errors", "--json")
+    info = json.loads(res.stdout)
+    assert info["category"] == "shell" and info["hidden_tests"] == ["test_count_errors.py"]
+    assert "count_errors.sh" in info["instruction"]
+    res = termrl("tasks", "show", "no-such-task")
+    assert res.returncode == 2 and "no task 'no-such-task'" in res.stderr and "Traceback" not in res.stderr
+
+
+def test_tasks_validate_directory_json(tmp_path):
+    res = termrl("tasks", "validate", str(BUILTIN / "shell-count-errors"), "--json")
+    assert res.returncode == 0, res.stderr
+    rows = json.loads(res.stdout)["tasks"]
+    assert [(r["id"], r["category"], r["valid"]) for r in rows] == [("shell-count-errors", "shell", True)]
+    assert rows[0]["reason"]
+
+
+def test_tasks_validate_fails_on_a_broken_task(tmp_path):
+    import shutil
+
+    broken = tmp_path / "suite" / "broken"
+    shutil.copytree(BUILTIN / "shell-count-errors", broken)
+    (broken / "solution" / "solve.sh").write_text("echo 'I do nothing'\n")
+    toml = broken / "task.toml"
+    toml.write_text(toml.read_text().replace('id = "shell-count-errors"', 'id = "broken"'))
+    malformed = tmp_path / "suite" / "malformed"
+    shutil.copytree(BUILTIN / "shell-count-errors", malformed)
+    (malformed / "task.toml").write_text('version = 1\ndifficulty = "impossible"\n')
+    res = termrl("tasks", "validate", str(tmp_path / "suite"), "--json")
+    assert res.returncode == 1
+    rows = {r["id"]: r for r in json.loads(res.stdout)["tasks"]}
+    assert rows["broken"]["valid"] is False and "reference solution fails" in rows["broken"]["reason"]
+    assert rows["malformed"]["valid"] is False
+    assert "task.toml" in rows["malformed"]["reason"] and "difficulty" in rows["malformed"]["reason"]
+
+
+def test_unknown_suite_is_a_clear_error():
+    res = termrl("tasks", "validate", "no-such-suite")
+    assert res.returncode == 2 and "unknown suite" in res.stderr and "Traceback" not in res.stderr
