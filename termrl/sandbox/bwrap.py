@@ -279,19 +279,19 @@ class BwrapSandbox(ShellSandbox):
 
     def _kill_strays(self) -> int:
         """Kill every sandbox process except the shell itself; return how many were killed."""
-        killed = 0
-        for _ in range(100):
+        killed: set[int] = set()
+        for _ in range(200):
             strays = self._members() - self._shell_pids
             if not strays:
                 break
             for pid in strays:
                 try:
                     os.kill(pid, signal.SIGKILL)
-                    killed += 1
+                    killed.add(pid)
                 except ProcessLookupError:
                     pass
-            time.sleep(0.002)
-        return killed
+            time.sleep(0.001)
+        return len(killed)
 
     def _kill_all(self) -> None:
         if self._proc is not None:

@@ -4,6 +4,8 @@ Each command is sent as one line: ``{ eval $'<command>'; } </dev/null`` followed
 a marker carrying a fresh random nonce and the exit status. The command runs
 in the shell itself, so ``cd`` and ``export`` persist; it reads /dev/null, so it
 can never swallow the protocol; a syntax error only fails that ``eval``.
+Background jobs are disowned before the marker, so the backend can kill them
+without bash reporting "Killed" into the next command's output.
 The session reads stdout and stderr until both markers arrive, enforcing a
 deadline and an output budget. What to do when a command must be stopped
 (kill its processes, restart the shell) is the backend's business, passed in
@@ -128,8 +130,8 @@ def command_line(command: str, nonce: bytes) -> bytes:
     """The one line sent to the shell for ``command``."""
     n = nonce.decode()
     return (
-        f"{{ eval {ansi_c_quote(command)}; }} </dev/null; "
-        f"printf '\\n\\036\\037{n} %d\\036\\037\\n' $?; printf '\\n\\036\\037{n}\\n' >&2\n"
+        f"{{ eval {ansi_c_quote(command)}; }} </dev/null; __termrl_rc=$?; disown -a 2>/dev/null; "
+        f"printf '\\n\\036\\037{n} %d\\036\\037\\n' $__termrl_rc; printf '\\n\\036\\037{n}\\n' >&2\n"
     ).encode()
 
 
