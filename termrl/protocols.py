@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field
-from typing import Mapping, Protocol, runtime_checkable
+from typing import Mapping, Protocol, Sequence, runtime_checkable
 
 # --------------------------------------------------------------------------- tasks
 
@@ -213,8 +213,13 @@ class Sandbox(Protocol):
         ...
 
     def run(self, argv: list[str] | str, timeout: float | None = None,
-            cwd: str | None = None, env: Mapping[str, str] | None = None) -> ExecResult:
-        """Run a command in a fresh, clean process (not the agent's shell): used by verifiers."""
+            cwd: str | None = None, env: Mapping[str, str] | None = None,
+            mounts: Mapping[str, Files] | None = None, outputs: Sequence[str] = ()) -> ExecResult:
+        """Run a command in a fresh, clean process (not the agent's shell): used by verifiers.
+
+        ``mounts``: absolute directory -> files, present read-only for this run only.
+        ``outputs``: empty writable directories for this run, readable afterwards.
+        """
         ...
 
     def read_file(self, path: str) -> bytes: ...

@@ -318,14 +318,15 @@ class BwrapSandbox(ShellSandbox):
     # ------------------------------------------------------------------ commands
 
     def run(self, argv: list[str] | str, timeout: float | None = None, cwd: str | None = None,
-            env: Mapping[str, str] | None = None, mounts: Mapping[str, Files] | None = None
-            ) -> ExecResult:
+            env: Mapping[str, str] | None = None, mounts: Mapping[str, Files] | None = None,
+            outputs: Sequence[str] = ()) -> ExecResult:
         """Run a command in a fresh sandbox process sharing this workspace.
 
         Fresh /tmp and /root, the base environment plus ``env``, no agent shell
-        state. ``mounts`` maps absolute directories to files copied there for this
-        run only (hidden tests); they stay readable with ``read_file`` until the
-        next ``run``.
+        state. ``mounts`` maps absolute directories to files copied there,
+        read-only, for this run only (hidden tests); ``outputs`` are empty
+        writable directories (a reward file's). Both stay readable with
+        ``read_file`` until the next ``run``.
         """
         with self._lock:
             if self._root is None:
@@ -338,11 +339,12 @@ class BwrapSandbox(ShellSandbox):
                 self._mkdir(run_dir / sub)
             os.chmod(run_dir / "tmp", 0o1777)
             extra = []
-            for i, (path, files) in enumerate(sorted((mounts or {}).items(), key=lambda kv: len(kv[0]))):
+            dirs = [(p, f, "--ro-bind") for p, f in (mounts or {}).items()] + [(p, {}, "--bind") for p in outputs]
+            for i, (path, files, how) in enumerate(sorted(dirs, key=lambda d: len(d[0]))):
                 host = run_dir / f"m{i}"
                 self._mkdir(host)
                 self._put(host, files)
-                extra += ["--bind", str(host), path]
+                extra += [how, str(host), path]
                 self._run_dirs.append((str(PurePosixPath(path)), host))
             command = ["/bin/bash", "-c", argv] if isinstance(argv, str) else list(argv)
             full = self._argv(run_dir / "tmp", run_dir / "home", extra, cwd or self.workdir,

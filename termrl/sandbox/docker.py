@@ -91,16 +91,19 @@ class DockerSandbox(ShellSandbox):
         self._kill_strays()
 
     def run(self, argv: list[str] | str, timeout: float | None = None, cwd: str | None = None,
-            env: Mapping[str, str] | None = None, mounts: Mapping[str, Files] | None = None) -> ExecResult:
+            env: Mapping[str, str] | None = None, mounts: Mapping[str, Files] | None = None,
+            outputs: Sequence[str] = ()) -> ExecResult:
         if not self._started:
             self.start()
         self._runs += 1
         fresh = f"/tmp/.termrl-run{self._runs}"
         self._docker("exec", self.name, "mkdir", "-p", f"{fresh}/tmp", f"{fresh}/home")
-        for path, files in (mounts or {}).items():
+        for path, files in {**(mounts or {}), **{p: {} for p in outputs}}.items():
             self._docker("exec", self.name, "rm", "-rf", path)
             self._docker("exec", self.name, "mkdir", "-p", path)
             self.put_files(path, files)
+            if path not in outputs:
+                self._docker("exec", self.name, "chmod", "-R", "a-w", path)
         run_env = {**self.env, **(env or {}), "HOME": f"{fresh}/home", "TMPDIR": f"{fresh}/tmp"}
         command = ["/bin/bash", "-c", argv] if isinstance(argv, str) else list(argv)
         full = ["docker", "exec", "-w", cwd or self.workdir, self.name, "env", "-i",

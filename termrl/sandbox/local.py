@@ -110,13 +110,14 @@ class LocalSandbox(ShellSandbox):
         return Path(path) if path.startswith("/") else Path(self.workdir) / path
 
     def run(self, argv: list[str] | str, timeout: float | None = None, cwd: str | None = None,
-            env: Mapping[str, str] | None = None, mounts: Mapping[str, Files] | None = None) -> ExecResult:
-        """A fresh process; ``mounts`` are written to host temp dirs and exported as
-        TERMRL_MOUNT_<n> (absolute paths inside them are not honoured)."""
+            env: Mapping[str, str] | None = None, mounts: Mapping[str, Files] | None = None,
+            outputs: Sequence[str] = ()) -> ExecResult:
+        """A fresh process; ``mounts`` and ``outputs`` are host temp dirs (writable: no
+        isolation), and absolute paths naming them in ``argv`` are rewritten."""
         if self._proc is None:
             self.start()
         run_env = {**self.env, **(env or {})}
-        for i, (path, files) in enumerate((mounts or {}).items()):
+        for i, (path, files) in enumerate({**(mounts or {}), **{p: {} for p in outputs}}.items()):
             host = self._root / f"m{i}"
             shutil.rmtree(host, ignore_errors=True)
             self._dirs[path] = host

@@ -93,7 +93,7 @@ def run_hidden_tests(box: Sandbox, task: Task) -> TestRun:
         run = TestRun(res.ok, res.exit_code, res.stop, res.stdout + res.stderr)
     else:
         res = box.run(["/bin/bash", f"{spec.tests_dir}/{spec.script}"], timeout=timeout, cwd=cwd,
-                      env=_env(task), mounts={spec.tests_dir: task.tests, REWARD_DIR: {}})
+                      env=_env(task), mounts={spec.tests_dir: task.tests}, outputs=[REWARD_DIR])
         run = _judge_reward_file(box, res)
     if task.holdout_tests and run.verify_error is None:
         hold = box.run(_pytest_command(task, spec.tests_dir), timeout=timeout, cwd=cwd, env=_env(task),

@@ -533,7 +533,7 @@ def binary(tmp_path_factory):
 
 
 def run(exe, stdin):
-    r = subprocess.run([str(exe)], input=stdin.encode(), capture_output=True, timeout=10)
+    r = subprocess.run([str(exe)], input=stdin.encode(), capture_output=True, timeout=5)
     assert r.returncode == 0, f"exit status {r.returncode} for input {stdin[:200]!r}"
     return r.stdout.decode("utf-8", "replace")
 

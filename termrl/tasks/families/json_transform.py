@@ -460,7 +460,7 @@ class JsonTransform(Family):
                         f"number"),
         }[spec["output_shape"]]
         instruction = f"""\
-`{in_path}` holds {spec['theme']} records as {shape}. Each record has an integer `id` (unique)
+`{in_path}` holds {spec['theme'][:-1]} records as {shape}. Each record has an integer `id` (unique)
 and these fields: {', '.join(f'`{f}`' for f in theme)}. The field `{nf}` may be missing
 or `null` in some records; the other fields are always present. A record looks like:
 

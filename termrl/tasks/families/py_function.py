@@ -581,7 +581,7 @@ def run_cases(tmp_path, cases):
     out = tmp_path / "results.json"
     r = subprocess.run([sys.executable, "-B", str(tmp_path / "harness.py"), str(WORKDIR),
                         CONFIG["module"], CONFIG["function"], str(tmp_path / "cases.json"),
-                        str(out)], cwd=tmp_path, capture_output=True, timeout=60)
+                        str(out)], cwd=tmp_path, capture_output=True, timeout=20)
     assert out.is_file(), "harness crashed: " + r.stderr.decode("utf-8", "replace")[-2000:]
     results = json.loads(out.read_text(encoding="utf-8"))
     assert type(results) is list, results

@@ -24,7 +24,7 @@ import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
-from termrl.protocols import TaskFile
+from termrl.protocols import TaskFile, TestKind, TestSpec
 from termrl.tasks.formats.common import TaskFormatError, read_tree
 
 HARNESS_PACKAGES = {"tmux", "asciinema", "curl", "wget", "ca-certificates", "gnupg", "lsb-release",
@@ -305,6 +305,23 @@ def analyze_test_script(text: str, tests: dict[str, TaskFile], script_name: str)
     if not files and not any(_PYTEST_RE.match(c) for l in _logical_lines(text) for c in _split_commands(l)):
         return ScriptPlan(False)
     return ScriptPlan(True, pytest_files=files, in_tests_dir=in_tests_dir)
+
+
+def test_spec_for(script: str, tests: dict[str, TaskFile], name: str, env: tuple[tuple[str, str], ...],
+                  fallback: TestKind, script_file: str) -> tuple[TestSpec, str | None]:
+    """The TestSpec of a Terminal-Bench/Harbor test script, and why it cannot run here (or None).
+
+    The standard template runs its pytest files with the sandbox's pytest; any
+    other script runs as it is (``fallback``), unless it needs the network.
+    """
+    plan = analyze_test_script(script, tests, name)
+    if plan.standard:
+        return TestSpec(kind=TestKind.PYTEST, pytest_files=tuple(plan.pytest_files), env=env,
+                        cwd="/tests" if plan.in_tests_dir else ""), None
+    net = script_needs_network(script)
+    reason = plan.unsupported or (
+        f"{name} is not the standard template and needs the network: {net!r}" if net else None)
+    return TestSpec(kind=fallback, script=script_file, env=env), reason
 
 
 def script_needs_network(text: str) -> str | None:

@@ -10,11 +10,10 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from termrl.protocols import DIFFICULTIES, Limits, Task, TaskMeta, TestKind, TestSpec
+from termrl.protocols import DIFFICULTIES, Limits, Task, TaskMeta, TestKind
 from termrl.tasks.formats.common import (TaskFormatError, check_id, get, load_toml, read_text,
                                          read_tree, str_list)
-from termrl.tasks.formats.docker_env import (Environment, analyze_test_script, parse_dockerfile,
-                                             script_needs_network)
+from termrl.tasks.formats.docker_env import Environment, parse_dockerfile, test_spec_for
 from termrl.tasks.formats.terminal_bench import map_category
 
 HARBOR_SECTIONS = ("agent", "verifier", "environment", "metadata", "solution")
@@ -70,18 +69,10 @@ def load_harbor(path: Path) -> Task:
     tests = read_tree(path / "tests")
     test_sh = path / "tests" / "test.sh"
     script = read_text(test_sh, "the verifier script that writes /logs/verifier/reward.txt")
-    plan = analyze_test_script(script, tests, "tests/test.sh")
     verifier_env = get(verifier, "env", dict, toml_path, default={}, prefix="verifier.")
     env_pairs = tuple((str(k), str(v)) for k, v in verifier_env.items())
-    if plan.standard:
-        spec = TestSpec(kind=TestKind.PYTEST, pytest_files=tuple(plan.pytest_files), env=env_pairs,
-                        cwd="/tests" if plan.in_tests_dir else "")
-    else:
-        unsupported = unsupported or plan.unsupported
-        net = script_needs_network(script)
-        if net and not unsupported:
-            unsupported = f"tests/test.sh is not the standard template and needs the network: {net!r}"
-        spec = TestSpec(kind=TestKind.REWARD_FILE, script="test.sh", env=env_pairs)
+    spec, reason = test_spec_for(script, tests, "tests/test.sh", env_pairs, TestKind.REWARD_FILE, "test.sh")
+    unsupported = unsupported or reason
     memory = _memory_mb(environment, toml_path)
     limits = Limits(
         agent_timeout_sec=get(agent, "timeout_sec", float, toml_path, default=600.0, prefix="agent."),

@@ -6,10 +6,9 @@ from pathlib import Path
 
 import yaml
 
-from termrl.protocols import CATEGORIES, DIFFICULTIES, Limits, Task, TaskFile, TaskMeta, TestKind, TestSpec
+from termrl.protocols import CATEGORIES, DIFFICULTIES, Limits, Task, TaskFile, TaskMeta, TestKind
 from termrl.tasks.formats.common import TaskFormatError, check_id, get, read_text, read_tree, str_list
-from termrl.tasks.formats.docker_env import (analyze_test_script, parse_dockerfile,
-                                             script_needs_network)
+from termrl.tasks.formats.docker_env import parse_dockerfile, test_spec_for
 
 CATEGORY_MAP = {"file-operations": "shell", "file_operations": "shell", "system-administration": "shell",
                 "data-science": "data", "data-processing": "data", "software-engineering": "python",
@@ -87,18 +86,11 @@ def load_terminal_bench(path: Path) -> Task:
         raise TaskFormatError(run_tests, None, "is missing: expected the test runner script")
     script = run_tests.read_text()
     unsupported = env.unsupported or _compose_problem(path)
-    plan = analyze_test_script(script, tests, "run-tests.sh")
-    test_env = (("TEST_DIR", "/tests"),)
-    if plan.standard:
-        spec = TestSpec(kind=TestKind.PYTEST, pytest_files=tuple(plan.pytest_files), env=test_env,
-                        cwd="/tests" if plan.in_tests_dir else "")
-    else:
-        unsupported = unsupported or plan.unsupported
-        net = script_needs_network(script)
-        if net and not unsupported:
-            unsupported = f"run-tests.sh is not the standard template and needs the network: {net!r}"
+    spec, reason = test_spec_for(script, tests, "run-tests.sh", (("TEST_DIR", "/tests"),),
+                                 TestKind.SCRIPT, "run-tests.sh")
+    unsupported = unsupported or reason
+    if spec.kind is TestKind.SCRIPT:
         tests = {**tests, "run-tests.sh": TaskFile(script.encode(), 0o755)}
-        spec = TestSpec(kind=TestKind.SCRIPT, script="run-tests.sh", env=test_env)
     if not tests:
         raise TaskFormatError(path / "tests", None, "is missing or empty: expected the hidden tests")
     difficulty = get(data, "difficulty", str, yaml_path, default="medium")

@@ -243,7 +243,7 @@ def test_errors_and_edges():
     cart.add(p)
     emit(_call(cart.total_cents, "flat5"))
     emit(_call(cart.total_cents, "BOGUS"))
-    emit(_call(cart.total_cents, ""))
+    emit(_call(cart.total_cents, "SAVE-10"))
     emit(_call(cart.remove, "nope"))
     cart.add(p, 2)
     emit(_call(cart.quantity, "k1"))
