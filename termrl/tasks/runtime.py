@@ -114,16 +114,17 @@ def _judge_pytest(res: ExecResult) -> TestRun:
 
 
 def _judge_reward_file(box: Sandbox, res: ExecResult) -> TestRun:
+    """Harbor's rule: reward.json (a number or {"reward": x}) wins over reward.txt (a number)."""
     output = res.stdout + res.stderr
-    for name in ("reward.txt", "reward.json"):
+    for name in ("reward.json", "reward.txt"):
         try:
             raw = box.read_file(f"{REWARD_DIR}/{name}").decode().strip()
         except (FileNotFoundError, PermissionError):
             continue
         try:
-            value = json.loads(raw)
-            reward = float(value.get("reward", 0.0) if isinstance(value, dict) else value)
-        except (ValueError, TypeError, AttributeError):
+            value = json.loads(raw) if name.endswith(".json") else raw
+            reward = float(value["reward"] if isinstance(value, dict) else value)
+        except (ValueError, TypeError, KeyError):
             return TestRun(False, res.exit_code, res.stop, output,
                            verify_error=f"{REWARD_DIR}/{name} does not hold a number: {raw[:80]!r}")
         return TestRun(reward >= 1.0, res.exit_code, res.stop, output, reward=reward)

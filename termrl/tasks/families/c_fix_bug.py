@@ -216,7 +216,7 @@ int main(void) {
            ("off_by_one", "i < ${n}", "i < ${n} - 1"),
            ("undeclared_identifier", "${acc}", "${acc_typo}"), ("missing_semicolon", ";", "")],
     describe=lambda c: (
-        f"computes a polynomial rolling hash of a list of numbers",
+        "computes a polynomial rolling hash of a list of numbers",
         "the first integer is N (N >= 0), followed by N non-negative integers below 1000000",
         f"one line with H, where H starts at 0 and for every number x, in order, becomes "
         f"(H * {c['B']} + x) mod {c['M']}"),

@@ -447,8 +447,11 @@ class CsvAggregate(Family):
                               "make_report", "agg.py"])
         in_ext = ".tsv" if spec["delim"] == "\t" else ".csv"
         out_ext = {"json": ".json", "tsv": ".tsv", "text_by_value": ".txt"}.get(spec["format"], ".csv")
-        in_path = f"{rng.choice(['data', 'input', 'raw'])}/{rng.choice(['sales', 'metrics', 'records', 'export', 'ledger'])}{in_ext}"
-        out_path = f"{rng.choice(['out', 'reports', 'build'])}/{rng.choice(['summary', 'by_group', 'result'])}{out_ext}"
+        in_dir = rng.choice(["data", "input", "raw"])
+        in_name = rng.choice(["sales", "metrics", "records", "export", "ledger"])
+        out_dir = rng.choice(["out", "reports", "build"])
+        out_name = rng.choice(["summary", "by_group", "result"])
+        in_path, out_path = f"{in_dir}/{in_name}{in_ext}", f"{out_dir}/{out_name}{out_ext}"
 
         while True:
             ws_text, ws_expected = make_case(rng, spec, rng.randint(25, 60))

@@ -422,7 +422,8 @@ class JsonTransform(Family):
                               "reshape", "process.py"])
         in_ext = ".jsonl" if spec["input_shape"] == "jsonl" else ".json"
         in_path = f"{rng.choice(['data', 'input', 'export'])}/{spec['theme']}{in_ext}"
-        out_path = f"{rng.choice(['out', 'result', 'build'])}/{rng.choice(['selected', 'report', 'view'])}.json"
+        out_dir = rng.choice(["out", "result", "build"])
+        out_path = f"{out_dir}/{rng.choice(['selected', 'report', 'view'])}.json"
         cases = []
         for i in range(2):
             r = make_records(rng, spec, rng.randint(10, 30))

@@ -88,7 +88,8 @@ def render(fmt: dict, rec: dict) -> str:
         vals = {"ts": iso, "level": lvl, "service": svc, "msg": '"' + msg.replace('"', "'") + '"'}
         return " ".join(f"{keys[k]}={vals[k]}" for k in fmt["order"])
     if kind == "syslog":
-        return f"{MONTHS[mo - 1]} {d:2d} {h:02d}:{mi:02d}:{s:02d} {rec['host']} {svc}[{rec['pid']}]: {lvl}: {msg}"
+        return (f"{MONTHS[mo - 1]} {d:2d} {h:02d}:{mi:02d}:{s:02d} {rec['host']} "
+                f"{svc}[{rec['pid']}]: {lvl}: {msg}")
     if kind == "json":
         keys = fmt["keys"]
         vals = {"ts": iso, "level": lvl, "service": svc, "msg": msg}
@@ -144,7 +145,8 @@ def parser_source(fmt: dict) -> str:
                 "    d = dict(RX.findall(line))\n"
                 "    return (d[LK], d[SK]) if LK in d and SK in d else None\n")
     if kind == "syslog":
-        return ("RX = re.compile(r'^[A-Z][a-z]{2} +\\d+ \\d\\d:\\d\\d:\\d\\d \\S+ ([^\\[\\s]+)\\[\\d+\\]: (\\S+): ')\n"
+        return ("RX = re.compile(r'^[A-Z][a-z]{2} +\\d+ \\d\\d:\\d\\d:\\d\\d \\S+ '\n"
+                "                r'([^\\[\\s]+)\\[\\d+\\]: (\\S+): ')\n"
                 "def fields(line):\n"
                 "    m = RX.match(line)\n"
                 "    return (m.group(2), m.group(1)) if m else None\n")
@@ -207,7 +209,8 @@ def describe_criterion(c: dict) -> str:
 def make_record(rng, levels, services, lvl_weights, msg_levels, msg_services) -> dict:
     tmpl = rng.choice(MESSAGES)
     msg = tmpl.format(n=rng.randint(1, 9999), user=rng.choice(USERS),
-                      key=f"k{rng.randint(100, 999)}", pct=rng.randint(1, 99), code=rng.choice([200, 404, 500, 503]),
+                      key=f"k{rng.randint(100, 999)}", pct=rng.randint(1, 99),
+                      code=rng.choice([200, 404, 500, 503]),
                       svc=rng.choice(msg_services), lvl=rng.choice(msg_levels))
     return {"t": (2024, rng.randint(1, 12), rng.randint(1, 28), rng.randint(0, 23),
                   rng.randint(0, 59), rng.randint(0, 59)),
@@ -381,7 +384,10 @@ newline. An empty log has 0 matching lines.
         solver = ("#!/usr/bin/env python3\nimport json\nimport re\nimport sys\n\n"
                   + parser_source(fmt) + "\n" + criterion_source(crit) + "\n"
                   "def main():\n"
-                  "    data = open(sys.argv[1], 'rb').read() if len(sys.argv) > 1 else sys.stdin.buffer.read()\n"
+                  "    if len(sys.argv) > 1:\n"
+                  "        data = open(sys.argv[1], 'rb').read()\n"
+                  "    else:\n"
+                  "        data = sys.stdin.buffer.read()\n"
                   "    n = 0\n"
                   "    for line in data.decode('utf-8', 'replace').split('\\n'):\n"
                   "        f = fields(line) if line else None\n"

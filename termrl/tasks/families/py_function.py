@@ -84,8 +84,8 @@ def t_kth_distinct(rng):
             [[10 ** 18, -10 ** 18, 10 ** 18, 3, 3]], [sorted(base + base)],
             [list(range(k + 3))], [[-1, -1, -2, -2]]]
     return dict(fname=rng.choice(["kth_distinct", "nth_unique", "pick_distinct"]),
-                params="values: list[int]", ret="int | None", desc=desc, body=body,
-                core=core, edge=edge)
+                params="values: list[int]", ret="int | None" if missing is None else "int",
+                desc=desc, body=body, core=core, edge=edge)
 
 
 def t_caesar(rng):

@@ -414,7 +414,10 @@ def snapshot(root):
             if os.path.islink(p):
                 out[rel] = "<symlink>"
             elif n in names:
-                out[rel] = Path(p).read_bytes().decode("utf-8", "replace") if os.path.isfile(p) else "<special>"
+                if os.path.isfile(p):
+                    out[rel] = Path(p).read_bytes().decode("utf-8", "replace")
+                else:
+                    out[rel] = "<special>"
     return out
 
 

@@ -21,6 +21,19 @@ MBPP = "mbpp/sanitized-mbpp.json"
 LIMITS = Limits(agent_timeout_sec=300, verifier_timeout_sec=60, max_steps=10, memory_mb=1024)
 
 _IMPORT_CWD = "import os\nimport sys\n\nsys.path.insert(0, os.getcwd())\n"
+_MBPP_BIND = '''import solution as _solution_module
+
+# every name of the solution, private helpers included (import * would skip them);
+# the solution's own test_* helpers must not be collected as tests
+for _name, _value in vars(_solution_module).items():
+    if not _name.startswith("__"):
+        if _name.lower().startswith("test"):
+            try:
+                _value.__test__ = False
+            except (AttributeError, TypeError):
+                pass
+        globals()[_name] = _value
+'''
 
 
 def dataset_path(name: str) -> Path:
@@ -46,8 +59,11 @@ def humaneval_task(problem: dict, file: Path) -> Task:
             raise TaskFormatError(file, f"{problem.get('task_id', '?')}.{key}", "expected a string")
     number = problem["task_id"].split("/")[-1]
     entry = problem["entry_point"]
-    test = (f"{_IMPORT_CWD}\nimport solution\n\n{problem['test']}\n\n\n"
-            f"def test_{entry}():\n    check(solution.{entry})\n")
+    # The checks may use names the prompt defines (poly, encode_cyclic) or call the entry
+    # point by name: define the trusted prompt first, then bind the agent's entry point.
+    test = (f"{_IMPORT_CWD}import solution as _solution_module\n\n{problem['prompt']}\n"
+            f"{entry} = _solution_module.{entry}\n\n{problem['test']}\n\n\n"
+            f"def test_{entry}():\n    check(_solution_module.{entry})\n")
     instruction = (f"Complete the Python function `{entry}` in `solution.py` so that it behaves as its "
                    f"docstring describes. Keep its name and signature. solution.py currently holds:\n\n"
                    f"```python\n{problem['prompt'].rstrip()}\n```\n")
@@ -85,7 +101,7 @@ def mbpp_task(problem: dict, file: Path) -> Task:
         if not isinstance(problem.get(key), str):
             raise TaskFormatError(file, f"{pid}.{key}", "expected a string")
     imports = "\n".join(problem.get("test_imports") or [])
-    body = [f"{_IMPORT_CWD}{imports}\nfrom solution import *  # noqa: F401,F403\n"]
+    body = [f"{_IMPORT_CWD}{imports}\n{_MBPP_BIND}"]
     for i, assertion in enumerate(tests):
         body.append(f"\ndef test_{i}():\n    {assertion}\n")
     instruction = (f"{problem['prompt'].strip()}\n\nWrite the function in `solution.py` in the current "

@@ -41,9 +41,31 @@ class Environment:
     workdir: str = "/app"
     env: dict[str, str] = field(default_factory=dict)
     setup: list[str] = field(default_factory=list)
-    files: dict[str, dict[str, TaskFile]] = field(default_factory=dict)
-    """Absolute directory -> files copied there."""
+    files: dict[str, TaskFile] = field(default_factory=dict)
+    """Absolute path -> file, as the COPY/ADD lines place them."""
+    dirs: set[str] = field(default_factory=set)
+    """The directories COPY/ADD lines copy into."""
     unsupported: str | None = None
+
+    def is_dir(self, path: str) -> bool:
+        prefix = path.rstrip("/") + "/"
+        return any(p.startswith(prefix) for p in self.files)
+
+    def split(self) -> tuple[dict[str, TaskFile], dict[str, dict[str, TaskFile]]]:
+        """(files of the workdir, {other copied-into directory: its files})."""
+        workspace: dict[str, TaskFile] = {}
+        extra: dict[str, dict[str, TaskFile]] = {}
+        outside = sorted((d for d in self.dirs if not PurePosixPath(d).is_relative_to(self.workdir)),
+                         key=len)
+        for path, f in self.files.items():
+            p = PurePosixPath(path)
+            if p.is_relative_to(self.workdir):
+                workspace[str(p.relative_to(self.workdir))] = f
+                continue
+            # the outermost copied-into directory holding it: one writable bind per tree
+            home = next(d for d in outside if p.is_relative_to(d))
+            extra.setdefault(home, {})[str(p.relative_to(home))] = f
+        return workspace, extra
 
 
 @functools.lru_cache(maxsize=None)
@@ -139,6 +161,8 @@ def parse_dockerfile(path: Path, context: Path) -> Environment:
             break
     if not workdir_set:
         env.workdir = "/app"
+    if env.workdir == "/":
+        env.unsupported = f"{dockerfile.name}: WORKDIR / cannot be a private workspace"
     return env
 
 
@@ -147,6 +171,10 @@ def _parse_env(arg: str) -> dict[str, str]:
     if len(words) >= 2 and "=" not in words[0]:
         return {words[0]: " ".join(words[1:])}
     return dict(w.split("=", 1) for w in words if "=" in w)
+
+
+SYSTEM_DIRS = ("/usr", "/etc", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/proc", "/sys", "/dev")
+"""The host's system: read-only in the sandbox, so a COPY into it needs a real image."""
 
 
 def _copy(env: Environment, arg: str, context: Path, dockerfile: Path, instr: str) -> None:
@@ -161,7 +189,16 @@ def _copy(env: Environment, arg: str, context: Path, dockerfile: Path, instr: st
     if re.match(r"^https?://", sources[0]):
         env.unsupported = f"{dockerfile.name}: {instr} downloads {sources[0]} (no network here)"
         return
-    dest_abs = dest if dest.startswith("/") else str(PurePosixPath(env.workdir) / dest)
+    dest_abs = str(PurePosixPath(env.workdir, dest))  # an absolute dest replaces the workdir
+    if dest_abs.startswith(SYSTEM_DIRS):
+        env.unsupported = (f"{dockerfile.name}: {instr} into {dest_abs}: the sandbox's system "
+                           "directories are the host's, read-only (needs Docker)")
+        return
+    into_dir = (dest.endswith("/") or dest in (".", "./") or len(sources) > 1
+                or dest_abs == env.workdir or env.is_dir(dest_abs))
+    if PurePosixPath(dest_abs).parent == PurePosixPath("/") and not into_dir:
+        env.unsupported = f"{dockerfile.name}: {instr} to the file {dest_abs} at the root is not supported"
+        return
     for src in sources:
         matches = sorted(context.glob(src)) if any(c in src for c in "*?[") else [context / src]
         for m in matches:
@@ -169,22 +206,19 @@ def _copy(env: Environment, arg: str, context: Path, dockerfile: Path, instr: st
                 raise TaskFormatError(dockerfile, f"{instr} {src}",
                                       f"copies {src}, which is not in the build context {context}")
             if m.is_dir():
-                target_dir = dest_abs
+                env.dirs.add(dest_abs)
                 for rel, f in read_tree(m).items():
-                    _add(env, target_dir, rel, f)
-            elif dest.endswith("/") or len(matches) > 1 or len(sources) > 1:
-                _add(env, dest_abs, m.name, TaskFile(m.read_bytes(), _mode(m)))
+                    env.files[f"{dest_abs}/{rel}"] = f
+            elif into_dir or len(matches) > 1:
+                env.dirs.add(dest_abs)
+                env.files[f"{dest_abs}/{m.name}"] = TaskFile(m.read_bytes(), _mode(m))
             else:
-                parent = str(PurePosixPath(dest_abs).parent)
-                _add(env, parent, PurePosixPath(dest_abs).name, TaskFile(m.read_bytes(), _mode(m)))
+                env.dirs.add(str(PurePosixPath(dest_abs).parent))
+                env.files[dest_abs] = TaskFile(m.read_bytes(), _mode(m))
 
 
 def _mode(p: Path) -> int:
     return 0o755 if p.stat().st_mode & 0o111 else 0o644
-
-
-def _add(env: Environment, directory: str, rel: str, f: TaskFile) -> None:
-    env.files.setdefault(str(PurePosixPath(directory)), {})[rel] = f
 
 
 def _run(env: Environment, arg: str, dockerfile: Path) -> None:

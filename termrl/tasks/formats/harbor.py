@@ -82,13 +82,13 @@ def load_harbor(path: Path) -> Task:
     solution = path / "solution" / "solve.sh"
     difficulty = get(meta, "difficulty", str, toml_path, default="medium", prefix="metadata.")
     category = get(meta, "category", str, toml_path, default="other", prefix="metadata.")
-    workspace = env.files.pop(env.workdir, {})
+    workspace, extra = env.split()
     return Task(
         id=check_id(path.name, path, "directory name"),
         instruction=read_text(path / "instruction.md", "the instruction given to the agent"),
         workspace=workspace,
         workdir=env.workdir,
-        extra_files=env.files,
+        extra_files=extra,
         setup=tuple(env.setup),
         env=env.env,
         tests=tests,

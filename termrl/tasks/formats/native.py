@@ -5,6 +5,7 @@ See docs/task-format.md for the fields.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from termrl.protocols import (CATEGORIES, DIFFICULTIES, SPLITS, Limits, Task, TaskMeta, TestKind,
@@ -30,8 +31,8 @@ def load_limits(table: dict, file: Path, prefix: str = "limits.") -> Limits:
     values = {k: get(table, k, kind, file, prefix=prefix) for k, kind in LIMIT_FIELDS.items()
               if k in table}
     for k, v in values.items():
-        if v <= 0:
-            raise TaskFormatError(file, f"{prefix}{k}", f"expected a positive number, got {v}")
+        if not 0 < v < float("inf"):
+            raise TaskFormatError(file, f"{prefix}{k}", f"expected a positive finite number, got {v}")
     return Limits(**values)
 
 
@@ -90,14 +91,26 @@ def load_native(path: Path) -> Task:
 
 
 def dump_native(task: Task, path: Path) -> Path:
-    """Write ``task`` as a native task directory (for families and imported tasks)."""
-    import json
+    """Write ``task`` as a native task directory (e.g. a family variant, to edit by hand).
 
+    Raises ``ValueError`` for a task the native format cannot express (files
+    outside the workdir, task environment variables, reward-file tests, a test
+    run with its own environment, files or directory), rather than writing a
+    different task.
+    """
+    spec = task.test_spec
+    lost = [name for name, present in (
+        ("extra_files", task.extra_files), ("env", task.env), ("test_spec.env", spec.env),
+        ("test_spec.pytest_files", spec.pytest_files), ("test_spec.cwd", spec.cwd),
+        ("reward-file tests", spec.kind is TestKind.REWARD_FILE),
+        ("test_spec.tests_dir", spec.tests_dir != "/tests")) if present]
+    if lost:
+        raise ValueError(f"task {task.id} cannot be written in the native format: it uses {', '.join(lost)}")
     path = Path(path)
     path.mkdir(parents=True, exist_ok=True)
 
     def q(s: str) -> str:
-        return json.dumps(s)
+        return json.dumps(s, ensure_ascii=False)  # a TOML basic string; no surrogate escapes
 
     lines = [f"version = {FORMAT_VERSION}", f"id = {q(task.id)}", f"category = {q(task.meta.category)}",
              f"difficulty = {q(task.meta.difficulty)}", f"split = {q(task.meta.split)}",

@@ -95,13 +95,13 @@ def load_terminal_bench(path: Path) -> Task:
         raise TaskFormatError(path / "tests", None, "is missing or empty: expected the hidden tests")
     difficulty = get(data, "difficulty", str, yaml_path, default="medium")
     category = get(data, "category", str, yaml_path, default="other")
-    workspace = env.files.pop(env.workdir, {})
+    workspace, extra = env.split()
     return Task(
         id=check_id(path.name, path, "directory name"),
         instruction=_instruction(data, yaml_path),
         workspace=workspace,
         workdir=env.workdir,
-        extra_files=env.files,
+        extra_files=extra,
         setup=tuple(env.setup),
         env=env.env,
         tests=tests,
