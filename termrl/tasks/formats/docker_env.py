@@ -162,7 +162,7 @@ def parse_dockerfile(path: Path, context: Path) -> Environment:
     if not workdir_set:
         env.workdir = "/app"
     if env.workdir == "/":
-        env.unsupported = f"{dockerfile.name}: WORKDIR / cannot be a private workspace"
+        env.unsupported = f"{path.name}: WORKDIR / cannot be a private workspace"
     return env
 
 
