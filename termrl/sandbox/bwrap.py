@@ -24,9 +24,9 @@ import uuid
 from pathlib import Path, PurePosixPath
 from typing import Mapping, Sequence
 
-from termrl.protocols import ExecResult, Files, Limits, StopReason
+from termrl.protocols import ExecResult, Files, Limits
 from termrl.sandbox import cgroups
-from termrl.sandbox.shell import ShellSandbox, read_until_markers
+from termrl.sandbox.shell import ShellSandbox, exit_status, read_until_markers, stop_reason
 
 SANDBOX_UID = 65534
 """Host uid the sandbox runs as when the harness is root (``nobody``); uid 0 inside."""
@@ -367,10 +367,8 @@ class BwrapSandbox(ShellSandbox):
                 code = proc.wait()
                 proc.stdout.close()
                 proc.stderr.close()
-            oom = self._oom_count() > ooms
-            stop = (StopReason.OUTPUT_LIMIT if cap.over_limit else StopReason.MEMORY if oom
-                    else StopReason.TIMEOUT if cap.timed_out or late else StopReason.EXITED)
-            return ExecResult(exit_code=code if code >= 0 else 128 - code,
+            stop = stop_reason(cap, oom=self._oom_count() > ooms, late=late)
+            return ExecResult(exit_code=exit_status(code),
                               stdout=cap.stdout.decode(errors="replace"),
                               stderr=cap.stderr.decode(errors="replace"), stop=stop,
                               duration_s=time.monotonic() - t0, output_truncated=cap.over_limit)

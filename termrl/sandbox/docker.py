@@ -20,9 +20,9 @@ import uuid
 from pathlib import PurePosixPath
 from typing import Mapping, Sequence
 
-from termrl.protocols import ExecResult, Files, Limits, StopReason, TaskFile
+from termrl.protocols import ExecResult, Files, Limits, TaskFile
 from termrl.sandbox.bwrap import BASE_ENV, SandboxError
-from termrl.sandbox.shell import ShellSandbox, read_until_markers
+from termrl.sandbox.shell import ShellSandbox, exit_status, read_until_markers, stop_reason
 
 DEFAULT_IMAGE = os.environ.get("TERMRL_DOCKER_IMAGE", "python:3.11-bookworm")
 _KILL_STRAYS = ('for p in /proc/[0-9]*; do p=${p#/proc/}; case " 1 $1 $$ " in *" $p "*) ;; '
@@ -116,10 +116,9 @@ class DockerSandbox(ShellSandbox):
         code = proc.wait()
         proc.stdout.close()
         proc.stderr.close()
-        stop = (StopReason.OUTPUT_LIMIT if cap.over_limit else StopReason.TIMEOUT if cap.timed_out
-                else StopReason.EXITED)
-        return ExecResult(code, cap.stdout.decode(errors="replace"), cap.stderr.decode(errors="replace"),
-                          stop, time.monotonic() - t0, cap.over_limit)
+        return ExecResult(exit_status(code), cap.stdout.decode(errors="replace"),
+                          cap.stderr.decode(errors="replace"), stop_reason(cap), time.monotonic() - t0,
+                          cap.over_limit)
 
     def put_files(self, directory: str, files: Files) -> None:
         base = directory if directory.startswith("/") else f"{self.workdir}/{directory}"

@@ -20,9 +20,9 @@ import time
 from pathlib import Path
 from typing import Mapping, Sequence
 
-from termrl.protocols import ExecResult, Files, Limits, StopReason
+from termrl.protocols import ExecResult, Files, Limits
 from termrl.sandbox.bwrap import BASE_ENV
-from termrl.sandbox.shell import ShellSandbox, read_until_markers
+from termrl.sandbox.shell import ShellSandbox, exit_status, read_until_markers, stop_reason
 
 WARNING = "termrl: the 'local' sandbox has NO isolation: commands run on the host as you."
 
@@ -143,10 +143,8 @@ class LocalSandbox(ShellSandbox):
         code = proc.wait()
         proc.stdout.close()
         proc.stderr.close()
-        reason = (StopReason.OUTPUT_LIMIT if cap.over_limit else StopReason.TIMEOUT if cap.timed_out
-                  else StopReason.EXITED)
-        return ExecResult(code if code >= 0 else 128 - code, cap.stdout.decode(errors="replace"),
-                          cap.stderr.decode(errors="replace"), reason, time.monotonic() - t0,
+        return ExecResult(exit_status(code), cap.stdout.decode(errors="replace"),
+                          cap.stderr.decode(errors="replace"), stop_reason(cap), time.monotonic() - t0,
                           cap.over_limit)
 
     def put_files(self, directory: str, files: Files) -> None:

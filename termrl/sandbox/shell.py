@@ -126,6 +126,25 @@ def read_until_markers(proc: subprocess.Popen, nonce: bytes | None, deadline: fl
     return Captured(bufs[out_fd], bufs[err_fd], exit_code, eof, timed_out, over_limit)
 
 
+def stop_reason(cap: Captured, oom: bool = False, shell_gone: bool = False,
+                late: bool = False) -> StopReason:
+    """Why a command ended, most specific first."""
+    if cap.over_limit:
+        return StopReason.OUTPUT_LIMIT
+    if oom:
+        return StopReason.MEMORY
+    if cap.timed_out or late:
+        return StopReason.TIMEOUT
+    if shell_gone:
+        return StopReason.SHELL_DIED
+    return StopReason.EXITED
+
+
+def exit_status(returncode: int) -> int:
+    """A Popen return code as a shell would report it (killed by signal N -> 128 + N)."""
+    return 128 - returncode if returncode < 0 else returncode
+
+
 def command_line(command: str, nonce: bytes) -> bytes:
     """The one line sent to the shell for ``command``."""
     n = nonce.decode()
@@ -159,7 +178,7 @@ class ShellSandbox:
             except (BlockingIOError, OSError, ValueError):
                 pass
 
-    def _roundtrip(self, command: str, timeout: float, limit: int | None = None):
+    def _roundtrip(self, command: str, timeout: float) -> Captured:
         nonce = new_nonce()
         try:
             self._proc.stdin.write(command_line(command, nonce))
@@ -167,7 +186,7 @@ class ShellSandbox:
         except (BrokenPipeError, OSError):
             return Captured(bytearray(), bytearray(), None, True, False, False)
         return read_until_markers(self._proc, nonce, time.monotonic() + timeout,
-                                  limit or self.limits.output_bytes, on_stop=self._kill_strays)
+                                  self.limits.output_bytes, on_stop=self._kill_strays)
 
     def exec(self, command: str, timeout: float | None = None) -> ExecResult:
         """Run ``command`` in the persistent shell; no process it started survives the call."""
@@ -180,25 +199,15 @@ class ShellSandbox:
             cap = self._roundtrip(command, timeout)
             killed = self._kill_strays()
             self._drain()
-            oom = self._oom_count() > ooms
             shell_gone = cap.exit_code is None
-            if cap.over_limit:
-                stop = StopReason.OUTPUT_LIMIT
-            elif oom:
-                stop = StopReason.MEMORY
-            elif cap.timed_out:
-                stop = StopReason.TIMEOUT
-            elif shell_gone:
-                stop = StopReason.SHELL_DIED
-            else:
-                stop = StopReason.EXITED
+            stop = stop_reason(cap, oom=self._oom_count() > ooms, shell_gone=shell_gone)
             exit_code = cap.exit_code
             if shell_gone:
                 # the command ended, hijacked or outlived the shell: start a clean one
                 exit_code = 137
                 if stop is StopReason.SHELL_DIED:
                     try:
-                        exit_code = self._proc.wait(timeout=1.0)  # bwrap passes on bash's status
+                        exit_code = exit_status(self._proc.wait(timeout=1.0))  # bwrap passes on bash's
                     except subprocess.TimeoutExpired:
                         pass
                 self._kill_all()
