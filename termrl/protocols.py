@@ -235,3 +235,111 @@ class Sandbox(Protocol):
     def __enter__(self) -> "Sandbox": ...
 
     def __exit__(self, *exc) -> None: ...
+
+
+# --------------------------------------------------------------------------- verification
+
+
+@dataclass
+class TestCase:
+    """One test's outcome, read from the test runner's machine-readable report."""
+
+    nodeid: str
+    outcome: str
+    """passed | failed | error | skipped | xfailed | xpassed"""
+    duration_s: float = 0.0
+    tags: tuple[str, ...] = ()
+    """pytest markers such as core / boundary."""
+    exc_type: str = ""
+    """The exception that failed the test (AssertionError, NameError...)."""
+    message: str = ""
+    """The failing assertion or exception, one short line."""
+    error_class: str | None = None
+    """Its taxonomy class (termrl.verify.taxonomy)."""
+    holdout: bool = False
+    """A private holdout test, run only at verification."""
+
+
+@dataclass
+class StageResult:
+    """What one verifier stage found. ``status`` error means the stage itself could not run."""
+
+    name: str
+    status: str
+    """ok | failed | skipped | error"""
+    duration_s: float = 0.0
+    data: dict = field(default_factory=dict)
+    error_classes: list[str] = field(default_factory=list)
+    message: str = ""
+
+
+@dataclass
+class Finding:
+    """A suspected reward hack, produced by a hack detector."""
+
+    kind: str
+    severity: str
+    """low | medium | high"""
+    message: str = ""
+    file: str = ""
+    line: int = 0
+    step: int | None = None
+
+
+EVIDENCE_VERSION = 1
+
+
+@dataclass
+class Evidence:
+    """Structured, serializable facts about one finished workspace.
+
+    ``verified`` False means the harness could not verify (sandbox failure,
+    verifier crash): never the agent's failure, and its reward is None.
+    """
+
+    task_id: str
+    verified: bool = True
+    verify_error: str | None = None
+    passed: bool = False
+    stages: dict[str, StageResult] = field(default_factory=dict)
+    tests: list[TestCase] = field(default_factory=list)
+    error_classes: list[str] = field(default_factory=list)
+    """Every taxonomy class found, in stage order, without duplicates."""
+    changed_files: list[str] = field(default_factory=list)
+    lines_added: int = 0
+    lines_removed: int = 0
+    reference_lines: int | None = None
+    """Size of the reference solution's change, for bloat penalties."""
+    reward_file: float | None = None
+    """A Harbor task's own reward, when it wrote one."""
+    version: int = EVIDENCE_VERSION
+
+    @property
+    def test_pass_ratio(self) -> float:
+        counted = [t for t in self.tests if not t.holdout and t.outcome not in ("skipped", "xfailed")]
+        return sum(t.outcome in ("passed", "xpassed") for t in counted) / len(counted) if counted else 0.0
+
+    def to_dict(self) -> dict:
+        from dataclasses import asdict
+
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "Evidence":
+        data = dict(data)
+        if data.get("version") != EVIDENCE_VERSION:
+            raise ValueError(f"evidence version {data.get('version')!r} is not {EVIDENCE_VERSION}")
+        data["stages"] = {k: StageResult(**v) for k, v in data.get("stages", {}).items()}
+        data["tests"] = [TestCase(**{**t, "tags": tuple(t.get("tags", ()))}) for t in data.get("tests", [])]
+        return cls(**data)
+
+
+@dataclass
+class Reward:
+    """A reward broken into named components; ``total`` None when verification failed."""
+
+    total: float | None
+    components: dict[str, dict] = field(default_factory=dict)
+    """name -> {"weight": w, "value": v, "contribution": w * v} (value None when unavailable)."""
+    steps: list[float] = field(default_factory=list)
+    """Per-step process rewards, when the spec has process terms."""

@@ -1,21 +1,21 @@
-"""Put a task into a sandbox, run its reference solution, run its hidden tests.
+"""Put a task into a sandbox and run its reference solution.
 
-The hidden tests are never in the sandbox while the agent works: ``run_hidden_tests``
-copies them in fresh from the ``Task`` (never from the workspace) and runs them
-in a clean process (fresh /tmp and HOME, the base environment, no agent shell).
+The hidden tests are never in the sandbox while the agent works: the verifier
+(``termrl.verify``) copies them in fresh from the ``Task`` (never from the
+workspace) and runs them in a clean process (fresh /tmp and HOME, the base
+environment, no agent shell).
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
-from termrl.protocols import ExecResult, Sandbox, StopReason, Task, TaskFile, TestKind
+from termrl.protocols import ExecResult, Sandbox, StopReason, Task, TaskFile
 from termrl.sandbox import make_sandbox
 
 SOLUTION_DIR = "/solution"
 REWARD_DIR = "/logs/verifier"
-PYTEST_ARGS = ["-q", "-rA", "-p", "no:cacheprovider", "-W", "ignore::pytest.PytestUnknownMarkWarning"]
 
 
 class SetupError(RuntimeError):
@@ -53,69 +53,18 @@ def run_solution(box: Sandbox, task: Task) -> ExecResult:
 
 
 @dataclass
-class TestRun:
-    """Outcome of the hidden tests of one task on one workspace."""
+class RewardFile:
+    """What a Harbor-style test script reported in its reward file."""
 
     passed: bool
-    exit_code: int
-    stop: StopReason
-    output: str
     reward: float | None = None
-    """For reward-file tasks: the number the task's script wrote."""
     verify_error: str | None = None
-    """Set when the tests could not be run for a reason that is not the agent's."""
-    holdout_passed: bool | None = None
-    details: dict = field(default_factory=dict)
+    """Set when the script wrote no usable reward: the harness cannot judge."""
 
 
-def _pytest_command(task: Task, tests_dir: str) -> list[str]:
-    files = [f"{tests_dir}/{f}" for f in task.test_spec.pytest_files] or [tests_dir]
-    # -P: the workdir is not put on sys.path, so a planted pytest.py or json.py cannot
-    # replace pytest or the standard library; -s: no user site-packages; -B: no .pyc litter
-    return ["python3", "-P", "-s", "-B", "-m", "pytest", *PYTEST_ARGS, *files]
-
-
-def _env(task: Task) -> dict[str, str]:
-    return {**dict(task.env), **dict(task.test_spec.env), "PYTHONDONTWRITEBYTECODE": "1"}
-
-
-def run_hidden_tests(box: Sandbox, task: Task) -> TestRun:
-    spec = task.test_spec
-    cwd = spec.cwd or task.workdir
-    timeout = task.limits.verifier_timeout_sec
-    if spec.kind is TestKind.PYTEST:
-        res = box.run(_pytest_command(task, spec.tests_dir), timeout=timeout, cwd=cwd, env=_env(task),
-                      mounts={spec.tests_dir: task.tests})
-        run = _judge_pytest(res)
-    elif spec.kind is TestKind.SCRIPT:
-        res = box.run(["/bin/bash", f"{spec.tests_dir}/{spec.script}"], timeout=timeout, cwd=cwd,
-                      env=_env(task), mounts={spec.tests_dir: task.tests})
-        run = TestRun(res.ok, res.exit_code, res.stop, res.stdout + res.stderr)
-    else:
-        res = box.run(["/bin/bash", f"{spec.tests_dir}/{spec.script}"], timeout=timeout, cwd=cwd,
-                      env=_env(task), mounts={spec.tests_dir: task.tests}, outputs=[REWARD_DIR])
-        run = _judge_reward_file(box, res)
-    if task.holdout_tests and run.verify_error is None:
-        hold = box.run(_pytest_command(task, spec.tests_dir), timeout=timeout, cwd=cwd, env=_env(task),
-                       mounts={spec.tests_dir: task.holdout_tests})
-        run.holdout_passed = _judge_pytest(hold).passed
-    return run
-
-
-def _judge_pytest(res: ExecResult) -> TestRun:
-    output = res.stdout + res.stderr
-    if res.stop is StopReason.EXITED and res.exit_code in (3, 4) and "ERROR: usage" in output:
-        # pytest could not start (bad arguments, missing plugin): the harness's fault
-        return TestRun(False, res.exit_code, res.stop, output, verify_error="pytest could not start")
-    if res.stop is StopReason.EXITED and res.exit_code == 127:
-        return TestRun(False, res.exit_code, res.stop, output,
-                       verify_error="python3 or pytest is missing in the sandbox (apt-get install python3-pytest)")
-    return TestRun(res.ok, res.exit_code, res.stop, output)
-
-
-def _judge_reward_file(box: Sandbox, res: ExecResult) -> TestRun:
-    """Harbor's rule: reward.json (a number or {"reward": x}) wins over reward.txt (a number)."""
-    output = res.stdout + res.stderr
+def judge_reward_file(box: Sandbox, res: ExecResult) -> RewardFile:
+    """Harbor's rule: reward.json (a number or {"reward": x}) wins over reward.txt (a number);
+    the task passes at reward >= 1."""
     for name in ("reward.json", "reward.txt"):
         try:
             raw = box.read_file(f"{REWARD_DIR}/{name}").decode().strip()
@@ -125,10 +74,8 @@ def _judge_reward_file(box: Sandbox, res: ExecResult) -> TestRun:
             value = json.loads(raw) if name.endswith(".json") else raw
             reward = float(value["reward"] if isinstance(value, dict) else value)
         except (ValueError, TypeError, KeyError):
-            return TestRun(False, res.exit_code, res.stop, output,
-                           verify_error=f"{REWARD_DIR}/{name} does not hold a number: {raw[:80]!r}")
-        return TestRun(reward >= 1.0, res.exit_code, res.stop, output, reward=reward)
+            return RewardFile(False, verify_error=f"{REWARD_DIR}/{name} does not hold a number: {raw[:80]!r}")
+        return RewardFile(reward >= 1.0, reward)
     if res.stop is not StopReason.EXITED:
-        return TestRun(False, res.exit_code, res.stop, output, reward=0.0)
-    return TestRun(False, res.exit_code, res.stop, output,
-                   verify_error=f"the test script wrote no {REWARD_DIR}/reward.txt or reward.json")
+        return RewardFile(False, 0.0)  # the agent's code made the script time out or blow up
+    return RewardFile(False, verify_error=f"the test script wrote no {REWARD_DIR}/reward.txt or reward.json")

@@ -12,7 +12,9 @@ from typing import Callable, Iterable
 
 from termrl.protocols import Task
 from termrl.sandbox.bwrap import SandboxError
-from termrl.tasks.runtime import SetupError, TestRun, open_sandbox, run_hidden_tests, run_solution
+from termrl.protocols import Evidence
+from termrl.tasks.runtime import SetupError, open_sandbox, run_solution
+from termrl.verify import verify
 from termrl.tasks.suites import Entry
 
 
@@ -32,17 +34,20 @@ class Validation:
         return asdict(self)
 
 
-def _attempt(task: Task, backend: str, with_solution: bool) -> TestRun:
+def _attempt(task: Task, backend: str, with_solution: bool) -> tuple[Evidence, str]:
+    """(evidence, why) of the reference solution (or of doing nothing) in a fresh sandbox."""
     box = open_sandbox(task, backend)
     try:
         if with_solution:
             res = run_solution(box, task)
             if not res.ok:
                 tail = (res.stdout + res.stderr)[-1500:]
-                return TestRun(False, res.exit_code, res.stop,
-                               f"the reference solution itself failed ({res.stop.value}, exit "
-                               f"{res.exit_code}):\n{tail}")
-        return run_hidden_tests(box, task)
+                return Evidence(task.id, passed=False), (
+                    f"the reference solution itself failed ({res.stop.value}, exit {res.exit_code}):\n{tail}")
+        evidence = verify(task, box, static=False)
+        tests = evidence.stages.get("tests")
+        output = tests.data.get("output_tail", "") if tests else ""
+        return evidence, output
     finally:
         box.close()
 
@@ -62,15 +67,15 @@ def check_task(task: Task, backend: str = "bwrap") -> Validation:
         if task.solution is None:
             row.reason = "no reference solution (solution/solve.sh)"
             return row
-        ref = _attempt(task, backend, with_solution=True)
+        ref, output = _attempt(task, backend, with_solution=True)
         row.reference_passed = ref.passed
         if ref.verify_error:
             row.reason = f"verification failed: {ref.verify_error}"
             return row
         if not ref.passed:
-            row.reason = "reference solution fails the hidden tests: " + _tail(ref.output)
+            row.reason = "reference solution fails the hidden tests: " + _tail(output)
             return row
-        nop = _attempt(task, backend, with_solution=False)
+        nop, _ = _attempt(task, backend, with_solution=False)
         row.nop_passed = nop.passed
         if nop.verify_error:
             row.reason = f"verification failed: {nop.verify_error}"

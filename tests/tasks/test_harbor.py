@@ -11,7 +11,8 @@ from termrl.protocols import TestKind as Kind
 from termrl.tasks.formats import TaskFormatError, load_task
 from termrl.tasks.formats.harbor import is_harbor, load_harbor
 from termrl.tasks.formats.native import is_native
-from termrl.tasks.runtime import open_sandbox, run_hidden_tests, run_solution
+from termrl.tasks.runtime import open_sandbox, run_solution
+from termrl.verify import verify
 from termrl.tasks.suites import directory_entries
 from termrl.tasks.validate import check_task
 
@@ -33,7 +34,7 @@ def hidden_run(task, solution: str | None):
         if solution is not None:
             res = run_solution(box, replace(task, solution=solution))
             assert res.ok, res.stdout + res.stderr
-        return run_hidden_tests(box, task)
+        return verify(task, box, static=False)
     finally:
         box.close()
 
@@ -141,21 +142,21 @@ def test_valid_fixture_validates(name):
 def test_reward_file_path_reads_the_number_the_script_wrote():
     task = load("rotate-backups")
     ref = hidden_run(task, task.solution)
-    assert ref.verify_error is None, ref.output
-    assert ref.reward == 1.0 and ref.passed
-    assert "PASS year-end" in ref.output
+    assert ref.verify_error is None, ref.stages["tests"].data["output_tail"]
+    assert ref.reward_file == 1.0 and ref.passed
+    assert "PASS year-end" in ref.stages["tests"].data["output_tail"]
 
     nop = hidden_run(task, None)
     assert nop.verify_error is None
-    assert nop.reward == 0.0 and not nop.passed
+    assert nop.reward_file == 0.0 and not nop.passed
 
     # keeps the 5 newest dumps but forgets the monthly archive: only the 'few' scenario passes
     partial = ('cat > /app/rotate.sh <<\'SH\'\n#!/bin/bash\ncd "$1"\n'
                'ls | grep -E \'^db-[0-9-]{10}\\.sql\\.gz$\' | sort | head -n -5 | while read -r f; do rm "$f"; echo "$f"; done\n'
                'SH\nchmod +x /app/rotate.sh\n')
     part = hidden_run(task, partial)
-    assert part.verify_error is None, part.output
-    assert part.reward == pytest.approx(0.33)
+    assert part.verify_error is None, part.stages["tests"].data["output_tail"]
+    assert part.reward_file == pytest.approx(0.33)
     assert not part.passed
 
 
@@ -163,7 +164,7 @@ def test_reward_json_is_read():
     task = load("rotate-backups")
     script = 'echo \'{"reward": 1.0, "checks": 3}\' > /logs/verifier/reward.json\n'
     run = hidden_run(replace(task, tests={"test.sh": TaskFile.text(script)}), None)
-    assert run.verify_error is None and run.reward == 1.0 and run.passed
+    assert run.verify_error is None and run.reward_file == 1.0 and run.passed
 
 
 def test_a_script_that_writes_no_reward_is_a_verification_error():
@@ -174,14 +175,14 @@ def test_a_script_that_writes_no_reward_is_a_verification_error():
 
 
 def test_reward_txt_written_by_bc_is_a_number():
-    """BUG: Harbor parses reward.txt with float(); termrl's runtime._judge_reward_file uses
+    """BUG: Harbor parses reward.txt with float(); termrl's runtime.judge_reward_file used
     json.loads, which rejects numbers as bc prints them ('.5', no leading zero), so a partial
     score becomes a verification error instead of 0.5."""
     task = load("rotate-backups")
     script = 'echo "scale=2; 1/2" | bc > /logs/verifier/reward.txt\n'
     run = hidden_run(replace(task, tests={"test.sh": TaskFile.text(script)}), None)
     assert run.verify_error is None, run.verify_error
-    assert run.reward == 0.5
+    assert run.reward_file == 0.5
 
 
 # --------------------------------------------------------------------------- unsupported tasks

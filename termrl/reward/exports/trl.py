@@ -1,0 +1,168 @@
+"""A reward spec as TRL ``GRPOTrainer`` reward functions: one function per component.
+
+    funcs = trl_reward_funcs(load_spec("coderl"), code_task_evaluator(load_humaneval()))
+    GRPOTrainer(model, reward_funcs=funcs, train_dataset=ds, args=GRPOConfig(...))
+
+The dataset needs a ``prompt`` column and whatever ``evaluate`` reads (a
+``task_id`` column for ``code_task_evaluator``). ``evaluate(prompt, completion,
+row)`` turns one completion (its text: the assistant messages joined, for chat
+completions) and its dataset row (a dict) into ``(Evidence | None, findings)``.
+
+How the weights work with TRL
+-----------------------------
+Each function is named after its component (``__name__`` is ``termrl/<name>``),
+so TRL logs ``rewards/termrl/<name>/mean`` and ``.../std`` per component. Each returns
+the component's *weighted* contribution ``weight(progress) * value``: the spec's
+weights and schedules are already applied. TRL multiplies each function by
+``GRPOConfig.reward_weights`` (default 1.0 each) and sums, so leave
+``reward_weights`` unset to train on exactly ``Reward.total``. This holds for
+TRL's default ``multi_objective_aggregation="sum_then_normalize"``;
+``"normalize_then_sum"`` normalizes each component on its own and changes the
+spec's balance. Progress is ``trainer_state.global_step / max_steps``.
+
+A completion whose verification failed (``Reward.total`` None: the sandbox or
+the verifier failed, not the policy) gets None from *every* function. TRL turns
+None into NaN, leaves it out of each function's mean, and a row that is NaN in
+every function is *unscorable*: it is left out of the group baseline and its
+advantage is 0, so it never trains the policy. A component without a value on
+a verified completion returns 0.0, so the functions always sum to the total.
+
+Each completion is evaluated once per batch although TRL calls N functions: the
+first function evaluates the batch and the others reuse it (a small cache keyed
+by the batch). Group terms see ``(length, passed)`` of the verified completions
+of the same prompt in the batch; lengths are ``len(completion_ids[i])``.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from typing import Any, Callable, Mapping, Sequence
+
+from termrl.protocols import Evidence, Finding, Reward
+from termrl.reward.exports.codegen import code_task_evaluator
+
+Evaluate = Callable[[Any, str, dict], "tuple[Evidence | None, Sequence[Finding]]"]
+"""(prompt, completion text, dataset row) -> (evidence or None, findings)."""
+
+NOT_COLUMNS = frozenset({"trainer_state", "log_extra", "log_metric", "environments", "completion_ids"})
+"""Keyword arguments TRL passes that are not dataset columns."""
+
+
+def completion_text(completion: Any) -> str:
+    """A completion as text: a string as is; chat messages -> their assistant contents joined.
+
+    >>> completion_text([{"role": "assistant", "content": "x = 1"}])
+    'x = 1'
+    """
+    if isinstance(completion, str):
+        return completion
+    parts = []
+    for message in completion:
+        if message.get("role", "assistant") != "assistant":
+            continue
+        content = message.get("content") or ""
+        if not isinstance(content, str):  # content blocks: [{"type": "text", "text": ...}]
+            content = "".join(b.get("text", "") for b in content if isinstance(b, dict))
+        parts.append(content)
+    return "\n".join(parts)
+
+
+def training_progress(trainer_state: Any) -> float:
+    """``global_step / max_steps`` of a transformers ``TrainerState``, in [0, 1]; 0 without one."""
+    max_steps = getattr(trainer_state, "max_steps", 0) or 0
+    if max_steps <= 0:
+        return 0.0
+    return min(1.0, max(0.0, (getattr(trainer_state, "global_step", 0) or 0) / max_steps))
+
+
+class _BatchScorer:
+    """Evaluates each completion of a batch once and scores it; shared by one spec's functions."""
+
+    def __init__(self, spec, evaluate: Evaluate, cache_size: int = 4):
+        self.spec, self.evaluate, self.cache_size = spec, evaluate, cache_size
+        self._cache: OrderedDict[tuple, dict] = OrderedDict()
+        self.evaluations = 0
+        """How many completions ``evaluate`` was called on, in all (for tests and logs)."""
+
+    def __getstate__(self):  # the cache never travels to another process
+        return {**self.__dict__, "_cache": OrderedDict()}
+
+    def rewards(self, prompts: list, completions: list, kwargs: Mapping[str, Any]) -> list[Reward]:
+        n = len(completions)
+        texts = [completion_text(c) for c in completions]
+        rows = [{k: v[i] for k, v in kwargs.items()
+                 if k not in NOT_COLUMNS and isinstance(v, (list, tuple)) and len(v) == n} for i in range(n)]
+        # the same list object across the N calls of one batch; the texts guard against a reused id
+        key = (id(completions), tuple(texts), tuple(repr(p) for p in prompts), tuple(repr(r) for r in rows))
+        entry = self._cache.get(key)
+        if entry is None:
+            results = [self._evaluate(p, t, r) for p, t, r in zip(prompts, texts, rows, strict=True)]
+            entry = {"results": results, "rewards": {}}
+            self._cache[key] = entry
+            while len(self._cache) > self.cache_size:
+                self._cache.popitem(last=False)
+        progress = training_progress(kwargs.get("trainer_state"))
+        if progress not in entry["rewards"]:
+            entry["rewards"][progress] = self._score(prompts, entry["results"], kwargs.get("completion_ids"),
+                                                     progress)
+        return entry["rewards"][progress]
+
+    def _evaluate(self, prompt, text: str, row: dict) -> tuple[Evidence | None, tuple[Finding, ...]]:
+        self.evaluations += 1
+        evidence, findings = self.evaluate(prompt, text, row)
+        return evidence, tuple(findings)
+
+    def _score(self, prompts: list, results: list, completion_ids, progress: float) -> list[Reward]:
+        lengths = [len(ids) for ids in completion_ids] if completion_ids is not None else [None] * len(results)
+        groups: dict[str, list[tuple[int, bool]]] = {}
+        for prompt, (evidence, _), length in zip(prompts, results, lengths, strict=True):
+            if evidence is not None and evidence.verified and length is not None:
+                groups.setdefault(repr(prompt), []).append((length, bool(evidence.passed)))
+        return [self.spec.score(evidence, findings=findings, progress=progress, length=length,
+                                group=tuple(groups[repr(prompt)]) if repr(prompt) in groups else None)
+                for prompt, (evidence, findings), length in zip(prompts, results, lengths, strict=True)]
+
+
+class ComponentReward:
+    """One component of a spec as a TRL reward function (a picklable callable with a ``__name__``)."""
+
+    def __init__(self, scorer: _BatchScorer, component: str, name: str | None = None):
+        self.scorer, self.component = scorer, component
+        self.__name__ = name or component
+        """What TRL logs it as: ``rewards/<__name__>/mean``."""
+
+    def __call__(self, prompts: list, completions: list, **kwargs) -> list[float | None]:
+        out: list[float | None] = []
+        for reward in self.scorer.rewards(prompts, completions, kwargs):
+            if reward.total is None:
+                out.append(None)
+            else:
+                contribution = reward.components[self.component]["contribution"]
+                out.append(0.0 if contribution is None else float(contribution))
+        return out
+
+    def __repr__(self) -> str:
+        return f"ComponentReward({self.component!r})"
+
+
+def trl_reward_funcs(spec, evaluate: Evaluate, cache_size: int = 4,
+                     prefix: str = "termrl/") -> list[ComponentReward]:
+    """One TRL reward function per component of ``spec``, in ``spec.component_names`` order.
+
+    ``spec``: a ``RewardSpec``, or a preset name / TOML path for ``load_spec``.
+    ``evaluate``: ``(prompt, completion_text, row) -> (Evidence | None, findings)``,
+    e.g. ``code_task_evaluator(tasks)``; its exceptions propagate (a missing
+    column is a bug to fix, not a reward). ``cache_size``: batches kept
+    evaluated. ``prefix``: put before each component name in ``__name__``, so
+    TRL logs ``rewards/termrl/outcome/mean``.
+    """
+    if isinstance(spec, str):
+        from termrl.reward.spec import load_spec
+
+        spec = load_spec(spec)
+    scorer = _BatchScorer(spec, evaluate, cache_size)
+    return [ComponentReward(scorer, name, prefix + name) for name in spec.component_names]
+
+
+__all__ = ["ComponentReward", "code_task_evaluator", "completion_text", "training_progress",
+           "trl_reward_funcs"]

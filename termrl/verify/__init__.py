@@ -1,0 +1,72 @@
+"""Verification: a finished workspace -> ``Evidence``.
+
+After the episode the hidden tests are copied in fresh from the task (never
+trusted from the workspace), and ordered stages run: build -> tests -> quality
+-> safety (-> trace, when the environment recorded one). Each adds structured
+evidence (``termrl.verify.stages`` documents the shapes). Error classes come
+from ``termrl.verify.taxonomy``.
+
+A stage that cannot run for a reason that is not the agent's makes the evidence
+*failed-to-verify* (``verified=False``), which rewards turn into None, never 0.
+A timeout or memory blow-up caused by the agent's code is the agent's failure.
+"""
+
+from __future__ import annotations
+
+from termrl.protocols import Evidence, Sandbox, StageResult, Task
+from termrl.sandbox.bwrap import SandboxError
+from termrl.verify import stages, workspace
+
+DEFAULT_PER_TEST_TIMEOUT = 30.0
+
+
+def verify(task: Task, box: Sandbox, before: dict[str, bytes] | None = None,
+           trace: list[dict] | None = None, per_test_timeout: float | None = None,
+           static: bool = True) -> Evidence:
+    """Verify the workspace of ``box`` against ``task``.
+
+    ``before``: the workspace snapshot taken before the agent started (after setup);
+    without it, the task's initial workspace files stand in. ``trace``: the steps
+    the agent ran. ``static``: run the quality and safety stages.
+    """
+    evidence = Evidence(task_id=task.id)
+    try:
+        after = workspace.snapshot(box)
+        if before is None:
+            before = {p: f.data for p, f in task.workspace.items()}
+        changed = workspace.changed(before, after)
+        evidence.changed_files = changed + [f"-{p}" for p in workspace.deleted(before, after)]
+        evidence.lines_added, evidence.lines_removed = workspace.line_counts(before, after)
+        per_test = per_test_timeout or min(DEFAULT_PER_TEST_TIMEOUT, task.limits.verifier_timeout_sec)
+        evidence.stages["build"] = stages._timed("build", stages.build, task, box, after)
+        tests_result: list = []
+
+        def run() -> StageResult:
+            result, tests = stages.run_tests(task, box, per_test)
+            tests_result.extend(tests)
+            return result
+
+        evidence.stages["tests"] = stages._timed("tests", run)
+        evidence.tests = tests_result
+        if static:
+            quality, safety = stages.static_analysis(after, changed)
+            quality.data.update(lines_added=evidence.lines_added, lines_removed=evidence.lines_removed)
+            evidence.stages["quality"], evidence.stages["safety"] = quality, safety
+        if trace is not None:
+            evidence.stages["trace"] = stages.trace(trace)
+    except (SandboxError, OSError) as e:
+        evidence.verified, evidence.verify_error = False, f"{type(e).__name__}: {e}"
+        return evidence
+    failed = [s for s in evidence.stages.values() if s.status == "error"]
+    if failed:
+        evidence.verified = False
+        evidence.verify_error = f"stage {failed[0].name} could not run: {failed[0].message}"
+    tests = evidence.stages["tests"]
+    evidence.reward_file = tests.data.get("reward_file")
+    evidence.error_classes = list(dict.fromkeys(
+        c for s in ("build", "tests") for c in evidence.stages[s].error_classes))
+    evidence.passed = evidence.verified and tests.status == "ok"
+    return evidence
+
+
+__all__ = ["verify"]

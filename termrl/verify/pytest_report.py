@@ -1,0 +1,105 @@
+"""A pytest plugin, loaded inside the sandbox, that writes a JSON report of every test.
+
+Loaded with ``-p pytest_report`` (its directory on PYTHONPATH). It reads
+pytest's own report objects (no text scraping) and writes, to the file named
+by ``TERMRL_REPORT``: per test the node id, outcome, duration, markers, and for
+a failure the exception type and its one-line message; plus collection errors.
+``TERMRL_TEST_TIMEOUT`` (seconds) arms a per-test alarm, so one endless test
+becomes a ``timeout`` outcome instead of eating the whole run.
+
+This file must run on the sandbox's Python and pytest (3.11 / 7.x): stdlib only.
+"""
+
+import json
+import os
+import re
+import signal
+import threading
+
+_results = {}
+_collect_errors = []
+
+
+class TermrlTestTimeout(Exception):
+    """A test ran past TERMRL_TEST_TIMEOUT."""
+
+
+def _on_alarm(signum, frame):
+    raise TermrlTestTimeout("test exceeded %s s" % os.environ.get("TERMRL_TEST_TIMEOUT"))
+
+
+def _exception(report):
+    """(exception type, one-line message) of a failed report."""
+    longrepr = report.longrepr
+    crash = getattr(getattr(longrepr, "reprcrash", None), "message", None)
+    text = str(longrepr) if longrepr is not None else ""
+    if crash is None:
+        # collection errors carry plain text: take the last "E   Xxx: msg" line
+        lines = [ln[1:].strip() for ln in text.splitlines() if ln.startswith("E ")]
+        crash = lines[-1] if lines else text.strip().splitlines()[-1] if text.strip() else ""
+    m = re.match(r"^([A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt|Timeout|Expired|Warning|"
+                 r"Fault|Iteration|Failed)?)\s*:\s*(.*)$", crash, re.S)
+    if m and (m.group(1)[0].isupper() or "." in m.group(1)):
+        exc, msg = m.group(1), m.group(2)
+    elif crash.startswith("assert ") or "AssertionError" in text:
+        exc, msg = "AssertionError", crash
+    else:
+        exc, msg = (crash.split(":", 1)[0] if ":" in crash else crash), crash
+    # keep the evidence a classifier needs (crash signals, timeouts) within a short message
+    tail = text.strip()[-1500:]
+    return exc.rsplit(".", 1)[-1], (msg.strip().splitlines() or [""])[0][:300], tail
+
+
+def pytest_runtest_call(item):
+    seconds = float(os.environ.get("TERMRL_TEST_TIMEOUT") or 0)
+    if seconds > 0 and threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGALRM, _on_alarm)
+        signal.setitimer(signal.ITIMER_REAL, seconds)
+
+
+def pytest_runtest_teardown(item):
+    if threading.current_thread() is threading.main_thread():
+        signal.setitimer(signal.ITIMER_REAL, 0)
+
+
+def pytest_runtest_logreport(report):
+    entry = _results.setdefault(report.nodeid, {
+        "nodeid": report.nodeid, "outcome": "passed", "duration_s": 0.0,
+        "tags": sorted(set(_markers.get(report.nodeid, ())) - _BUILTIN_MARKS),
+        "exc_type": "", "message": "", "detail": "",
+    })
+    entry["duration_s"] += report.duration
+    if report.when == "call" and hasattr(report, "wasxfail"):
+        entry["outcome"] = "xfailed" if report.skipped else "xpassed"
+    elif report.skipped and entry["outcome"] == "passed":
+        entry["outcome"] = "skipped"
+    elif report.failed:
+        entry["outcome"] = "failed" if report.when == "call" else "error"
+        if not entry["exc_type"]:
+            entry["exc_type"], entry["message"], entry["detail"] = _exception(report)
+
+
+_markers = {}
+_BUILTIN_MARKS = {"parametrize", "skip", "skipif", "xfail", "usefixtures", "filterwarnings", "timeout"}
+
+
+def pytest_itemcollected(item):
+    _markers[item.nodeid] = [m.name for m in item.iter_markers()]
+
+
+def pytest_collectreport(report):
+    if report.failed:
+        exc, msg, detail = _exception(report)
+        _collect_errors.append({"nodeid": report.nodeid or "<collection>", "outcome": "error",
+                                "duration_s": 0.0, "tags": [], "exc_type": exc, "message": msg,
+                                "detail": detail})
+
+
+def pytest_sessionfinish(session, exitstatus):
+    path = os.environ.get("TERMRL_REPORT")
+    if not path:
+        return
+    data = {"version": 1, "exitstatus": int(exitstatus), "collected": session.testscollected,
+            "tests": list(_results.values()) + _collect_errors}
+    with open(path, "w") as f:
+        json.dump(data, f)

@@ -1,0 +1,285 @@
+"""The verifier's stages. Each returns a ``StageResult``; ``status="error"`` means the
+stage could not run for a reason that is not the agent's (the evidence is then
+failed-to-verify).
+
+Stage data shapes (what reward components read):
+
+- build: ``{"python": [{"file", "line", "class", "message"}], "c": [{"file", "line", "class",
+  "message"}], "c_tool": "make" | "cmake" | "gcc" | None, "c_exit": int | None}``
+- tests: ``{"kind", "exit_code", "stop", "collected", "passed", "failed", "holdout_passed",
+  "reward_file", "output_tail"}`` (per-test outcomes are ``Evidence.tests``)
+- quality: ``{"ruff": {"count", "by_category": {prefix: n}, "findings": [...]},
+  "complexity": {"max_cc", "mean_cc", "mi"}, "lines_added", "lines_removed"}``
+- safety: ``{"count", "by_rule": {code: n}, "findings": [...]}``
+- trace: ``{"steps": [{"command", "exit_code", "timed_out", "output_bytes", "format_error"}],
+  "commands", "failed", "timeouts", "format_errors", "output_bytes"}``
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+from termrl.protocols import ExecResult, Sandbox, StageResult, StopReason, Task, TestCase, TestKind
+from termrl.verify import taxonomy
+
+HARNESS_DIR = "/.termrl-harness"
+OUT_DIR = "/.termrl-out"
+REWARD_DIR = "/logs/verifier"
+PLUGIN = Path(__file__).with_name("pytest_report.py")
+PYTEST = ["python3", "-P", "-s", "-B", "-m", "pytest", "-q", "-rA", "-p", "no:cacheprovider",
+          "-W", "ignore::pytest.PytestUnknownMarkWarning", "-p", "pytest_report"]
+"""-P: the workdir is not on sys.path, so a planted pytest.py cannot replace pytest;
+-s: no user site-packages; -B: no .pyc litter in the agent's workspace."""
+C_SUFFIXES = (".c", ".cc", ".cpp", ".cxx", ".h", ".hpp")
+
+
+def _timed(name: str, fn, *args) -> StageResult:
+    t0 = time.monotonic()
+    result = fn(*args)
+    result.name = name
+    result.duration_s = round(time.monotonic() - t0, 4)
+    return result
+
+
+# --------------------------------------------------------------------------- build
+
+
+def build(task: Task, box: Sandbox, after: dict[str, bytes]) -> StageResult:
+    """Byte-compile the workspace's Python files (on the host: compiling runs no code); compile
+    and link C/C++ with make, cmake or gcc in the sandbox when the workspace holds C sources."""
+    py = []
+    for path in sorted(after):
+        if path.endswith(".py"):
+            try:
+                compile(after[path], path, "exec", dont_inherit=True)
+            except SyntaxError as e:
+                py.append({"file": path, "line": e.lineno or 0, "class": "syntax",
+                           "message": f"{type(e).__name__}: {e.msg}"})
+            except ValueError as e:  # null bytes
+                py.append({"file": path, "line": 0, "class": "syntax", "message": str(e)})
+    data: dict = {"python": py, "c": [], "c_tool": None, "c_exit": None}
+    if any(p.endswith(C_SUFFIXES) for p in after):
+        tool, command = _c_build_command(after)
+        res = box.run(["/bin/bash", "-c", command], timeout=task.limits.verifier_timeout_sec)
+        if res.stop is StopReason.SANDBOX_ERROR:
+            return StageResult("build", "error", message=res.stderr[-500:])
+        data["c_tool"], data["c_exit"] = tool, res.exit_code
+        data["c"] = taxonomy.classify_compiler(res.stdout + res.stderr)
+        if res.exit_code != 0 and not data["c"]:
+            data["c"] = [{"class": "compile.other", "file": "", "line": 0,
+                          "message": (res.stdout + res.stderr).strip()[-300:]}]
+    records = py + data["c"]
+    if not any(p.endswith(".py") for p in after) and data["c_tool"] is None:
+        return StageResult("build", "skipped", data=data)
+    classes = list(dict.fromkeys(r["class"] for r in records))
+    return StageResult("build", "failed" if records else "ok", data=data, error_classes=classes,
+                       message="; ".join(f"{r['file']}:{r['line']}: {r['message']}" for r in records[:5]))
+
+
+def _c_build_command(after: dict[str, bytes]) -> tuple[str, str]:
+    """Build a copy of the workspace in /tmp, so the agent's files are never changed."""
+    copy = 'rm -rf /tmp/.termrl-build && cp -a . /tmp/.termrl-build && cd /tmp/.termrl-build && '
+    if "Makefile" in after or "makefile" in after:
+        return "make", copy + "make -k 2>&1"
+    if "CMakeLists.txt" in after:
+        return "cmake", copy + "cmake -S . -B _b >/dev/null && cmake --build _b 2>&1"
+    sources = [p for p in after if p.endswith((".c", ".cc", ".cpp", ".cxx"))]
+    cxx = any(p.endswith((".cc", ".cpp", ".cxx")) for p in sources)
+    mains = [p for p in sources if b"main(" in after[p]]
+    quoted = " ".join(f"'{p}'" for p in sources)
+    compiler = "g++" if cxx else "gcc"
+    if len(mains) == 1:
+        # compile and link every source into one program
+        return compiler, copy + f"{compiler} -o /tmp/.termrl-build/a.out {quoted} -lm 2>&1"
+    return compiler, copy + f"for f in {quoted}; do {compiler} -c \"$f\" -o /dev/null 2>&1 || st=1; done; exit ${{st:-0}}"
+
+
+# --------------------------------------------------------------------------- tests
+
+
+def run_tests(task: Task, box: Sandbox, per_test_timeout: float) -> tuple[StageResult, list[TestCase]]:
+    spec = task.test_spec
+    env = {**dict(task.env), **dict(spec.env), "PYTHONDONTWRITEBYTECODE": "1"}
+    cwd = spec.cwd or task.workdir
+    timeout = task.limits.verifier_timeout_sec
+    if spec.kind is TestKind.PYTEST:
+        result, tests = _pytest(task, box, task.tests, env, cwd, timeout, per_test_timeout, holdout=False)
+        if task.holdout_tests and result.status != "error":
+            hold, hold_tests = _pytest(task, box, task.holdout_tests, env, cwd, timeout, per_test_timeout,
+                                       holdout=True)
+            if hold.status == "error":
+                return hold, tests
+            tests += hold_tests
+            result.data["holdout_passed"] = hold.status == "ok"
+        return result, tests
+    script = f"{spec.tests_dir}/{spec.script}"
+    outputs = [REWARD_DIR] if spec.kind is TestKind.REWARD_FILE else []
+    res = box.run(["/bin/bash", script], timeout=timeout, cwd=cwd, env=env,
+                  mounts={spec.tests_dir: task.tests}, outputs=outputs)
+    data = _run_data(spec.kind.value, res)
+    if spec.kind is TestKind.REWARD_FILE:
+        from termrl.tasks.runtime import judge_reward_file
+
+        judged = judge_reward_file(box, res)
+        if judged.verify_error:
+            return StageResult("tests", "error", data=data, message=judged.verify_error), []
+        data["reward_file"] = judged.reward
+        passed = judged.passed
+    else:
+        passed = res.ok
+    classes = _run_classes(res) or ([] if passed else ["wrong_answer"])
+    return StageResult("tests", "ok" if passed else "failed", data=data, error_classes=classes), []
+
+
+def _run_data(kind: str, res: ExecResult) -> dict:
+    return {"kind": kind, "exit_code": res.exit_code, "stop": res.stop.value,
+            "output_tail": (res.stdout + res.stderr)[-2000:]}
+
+
+def _run_classes(res: ExecResult) -> list[str]:
+    if res.stop is StopReason.TIMEOUT:
+        return ["timeout"]
+    if res.stop is StopReason.MEMORY:
+        return ["memory"]
+    return []
+
+
+def _pytest(task: Task, box: Sandbox, files, env, cwd, timeout, per_test_timeout, holdout: bool
+            ) -> tuple[StageResult, list[TestCase]]:
+    spec = task.test_spec
+    targets = [f"{spec.tests_dir}/{f}" for f in spec.pytest_files] or [spec.tests_dir]
+    run_env = {**env, "PYTHONPATH": HARNESS_DIR, "TERMRL_REPORT": f"{OUT_DIR}/report.json",
+               "TERMRL_TEST_TIMEOUT": str(per_test_timeout)}
+    res = box.run([*PYTEST, *targets], timeout=timeout, cwd=cwd, env=run_env,
+                  mounts={spec.tests_dir: files, HARNESS_DIR: _harness_files()}, outputs=[OUT_DIR])
+    data = _run_data("pytest", res)
+    try:
+        report = json.loads(box.read_file(f"{OUT_DIR}/report.json"))
+    except (FileNotFoundError, PermissionError, ValueError):
+        report = None
+    if report is None:
+        classes = _run_classes(res)
+        if classes:  # the agent's code hung or blew memory before pytest could report
+            return StageResult("tests", "failed", data=data, error_classes=classes), []
+        return StageResult("tests", "error", data=data,
+                           message=f"pytest wrote no report (exit {res.exit_code}): "
+                                   f"{(res.stdout + res.stderr).strip()[-500:]}"), []
+    tests = [_test_case(t, holdout) for t in report["tests"]]
+    counted = [t for t in tests if t.outcome not in ("skipped",)]
+    passed = (res.ok and report["exitstatus"] == 0 and bool(counted)
+              and all(t.outcome in ("passed", "xfailed", "xpassed") for t in counted))
+    data.update(collected=report["collected"], passed=sum(t.outcome == "passed" for t in tests),
+                failed=sum(t.outcome in ("failed", "error") for t in tests))
+    classes = [t.error_class for t in tests if t.error_class] + _run_classes(res)
+    if not passed and not classes:
+        classes = ["wrong_answer"]  # e.g. no test collected, or the run was cut short
+    return StageResult("tests", "ok" if passed else "failed", data=data,
+                       error_classes=list(dict.fromkeys(classes))), tests
+
+
+def _test_case(t: dict, holdout: bool) -> TestCase:
+    failed = t["outcome"] in ("failed", "error")
+    return TestCase(
+        nodeid=t["nodeid"], outcome=t["outcome"], duration_s=round(t["duration_s"], 4),
+        tags=tuple(t["tags"]), exc_type=t["exc_type"], message=t["message"],
+        error_class=taxonomy.classify_python(t["exc_type"], f"{t['message']} {t['detail']}") if failed else None,
+        holdout=holdout)
+
+
+_HARNESS: dict | None = None
+
+
+def _harness_files() -> dict:
+    global _HARNESS
+    if _HARNESS is None:
+        from termrl.protocols import TaskFile
+
+        _HARNESS = {"pytest_report.py": TaskFile(PLUGIN.read_bytes())}
+    return _HARNESS
+
+
+# --------------------------------------------------------------------------- quality and safety
+
+RUFF_QUALITY = "E,W,F,B,C4,SIM,PL,RET,ARG,BLE,TRY"
+
+
+def static_analysis(after: dict[str, bytes], changed: list[str]) -> tuple[StageResult, StageResult]:
+    """ruff (by rule category) and radon (complexity, maintainability) on the changed Python
+    files, and ruff's security rules (bandit's S rules). Runs on the host over copies of the
+    files: analysing code never executes it."""
+    py = [p for p in changed if p.endswith(".py")]
+    if not py:
+        return (StageResult("quality", "skipped", data=_empty_quality()),
+                StageResult("safety", "skipped", data={"count": 0, "by_rule": {}, "findings": []}))
+    ruff = shutil.which("ruff") or str(Path(os.sys.executable).with_name("ruff"))
+    with tempfile.TemporaryDirectory(prefix="termrl-ruff-") as tmp:
+        for p in py:
+            target = Path(tmp) / p
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(after[p])
+        try:
+            res = subprocess.run([ruff, "check", "--isolated", "--no-cache", "--exit-zero",
+                                  "--output-format", "json", "--select", RUFF_QUALITY + ",S", "."],
+                                 cwd=tmp, capture_output=True, text=True, timeout=60)
+            findings = json.loads(res.stdout or "[]")
+        except (OSError, subprocess.TimeoutExpired, ValueError) as e:
+            err = StageResult("quality", "error", message=f"ruff could not run: {e}")
+            return err, StageResult("safety", "error", message=err.message)
+    quality = [f for f in findings if not (f.get("code") or "").startswith("S")]
+    security = [f for f in findings if (f.get("code") or "").startswith("S")]
+
+    def short(f: dict) -> dict:
+        return {"code": f.get("code"), "message": f.get("message"), "file": f.get("filename", "").replace(tmp + "/", ""),
+                "line": (f.get("location") or {}).get("row", 0)}
+
+    by_cat: dict[str, int] = {}
+    for f in quality:
+        cat = "".join(ch for ch in (f.get("code") or "?") if ch.isalpha())
+        by_cat[cat] = by_cat.get(cat, 0) + 1
+    by_rule: dict[str, int] = {}
+    for f in security:
+        by_rule[f["code"]] = by_rule.get(f["code"], 0) + 1
+    q_data = {"ruff": {"count": len(quality), "by_category": by_cat, "findings": [short(f) for f in quality[:50]]},
+              "complexity": _complexity([after[p].decode(errors="replace") for p in py])}
+    s_data = {"count": len(security), "by_rule": by_rule, "findings": [short(f) for f in security[:50]]}
+    return (StageResult("quality", "ok", data=q_data),
+            StageResult("safety", "failed" if security else "ok", data=s_data))
+
+
+def _empty_quality() -> dict:
+    return {"ruff": {"count": 0, "by_category": {}, "findings": []},
+            "complexity": {"max_cc": 0, "mean_cc": 0.0, "mi": 100.0}}
+
+
+def _complexity(sources: list[str]) -> dict:
+    from radon.complexity import cc_visit
+    from radon.metrics import mi_visit
+
+    ccs, mis = [], []
+    for src in sources:
+        try:
+            ccs += [b.complexity for b in cc_visit(src)]
+            mis.append(mi_visit(src, multi=True))
+        except (SyntaxError, ValueError):
+            continue
+    return {"max_cc": max(ccs, default=0), "mean_cc": round(sum(ccs) / len(ccs), 3) if ccs else 0.0,
+            "mi": round(min(mis), 2) if mis else 100.0}
+
+
+# --------------------------------------------------------------------------- trace
+
+
+def trace(steps: list[dict]) -> StageResult:
+    """Every command the agent ran, as the environment recorded it."""
+    data = {"steps": steps, "commands": len(steps),
+            "failed": sum(1 for s in steps if s.get("exit_code") not in (0, None)),
+            "timeouts": sum(1 for s in steps if s.get("timed_out")),
+            "format_errors": sum(1 for s in steps if s.get("format_error")),
+            "output_bytes": sum(int(s.get("output_bytes") or 0) for s in steps)}
+    return StageResult("trace", "ok", data=data)

@@ -1,0 +1,70 @@
+"""Snapshots of a sandbox's workspace and the diff between two of them."""
+
+from __future__ import annotations
+
+import base64
+import difflib
+import io
+import os
+import tarfile
+from pathlib import Path
+
+from termrl.protocols import Sandbox
+
+SKIP_DIRS = {".git", "__pycache__", ".pytest_cache", "node_modules", ".mypy_cache", ".ruff_cache"}
+MAX_FILE = 1 << 20
+"""Files larger than this are hashed by size only in the diff (binary data, build outputs)."""
+
+
+def snapshot(box: Sandbox) -> dict[str, bytes]:
+    """Every regular file of the workdir (not .git and caches), path -> bytes (big files truncated)."""
+    host = getattr(box, "host_workspace", None)
+    if host is not None:
+        return _walk(host())
+    res = box.run(["/bin/sh", "-c", 'tar -c -C "$1" --exclude=.git . | base64 -w0', "sh", box.workdir],
+                  timeout=60)
+    files = {}
+    with tarfile.open(fileobj=io.BytesIO(base64.b64decode(res.stdout))) as tar:
+        for m in tar:
+            if m.isfile():
+                files[m.name.removeprefix("./")] = tar.extractfile(m).read(MAX_FILE)
+    return files
+
+
+def _walk(root: Path) -> dict[str, bytes]:
+    files = {}
+    for dirpath, dirnames, filenames in os.walk(root):  # os.walk does not follow symlinks
+        dirnames[:] = [d for d in dirnames if d not in SKIP_DIRS]
+        for name in filenames:
+            path = Path(dirpath) / name
+            if path.is_symlink() or not path.is_file():
+                continue
+            with open(path, "rb") as f:
+                files[path.relative_to(root).as_posix()] = f.read(MAX_FILE)
+    return files
+
+
+def changed(before: dict[str, bytes], after: dict[str, bytes]) -> list[str]:
+    """Files added or modified (sorted); deleted files are in ``deleted``."""
+    return sorted(p for p, data in after.items() if before.get(p) != data)
+
+
+def deleted(before: dict[str, bytes], after: dict[str, bytes]) -> list[str]:
+    return sorted(set(before) - set(after))
+
+
+def line_counts(before: dict[str, bytes], after: dict[str, bytes]) -> tuple[int, int]:
+    """(lines added, lines removed) over text files, like ``git diff --numstat``."""
+    added = removed = 0
+    for path in set(before) | set(after):
+        a, b = before.get(path, b""), after.get(path, b"")
+        if a == b or b"\0" in a[:8192] or b"\0" in b[:8192]:
+            continue
+        diff = difflib.unified_diff(a.decode(errors="replace").splitlines(),
+                                    b.decode(errors="replace").splitlines(), n=0, lineterm="")
+        for line in diff:
+            if line.startswith("+") and not line.startswith("+++"):
+                added += 1
+            elif line.startswith("-") and not line.startswith("---"):
+                removed += 1
+    return added, removed
