@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import typer
 
-from termrl.cli import sandbox, tasks
+from termrl.cli import sandbox, tasks, verify
 
 app = typer.Typer(help="termrl: RL for terminal and coding agents on execution-verified rewards.",
                   no_args_is_help=True, add_completion=False)
 app.add_typer(tasks.app, name="tasks")
 app.add_typer(sandbox.app, name="sandbox")
+app.command("verify")(verify.verify_cmd)
+app.add_typer(verify.reward_app, name="reward")
 
 
 def main() -> None:

@@ -23,8 +23,9 @@ names; the functions live here (outcome terms) and in ``quality``,
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping
+from typing import Any
 
 from termrl.protocols import Evidence
 from termrl.reward import hack, length, process, quality

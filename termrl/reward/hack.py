@@ -19,7 +19,8 @@ In every mode the component's dict carries ``"findings"``: the kinds of all find
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from termrl.protocols import Evidence
 from termrl.reward.context import Context

@@ -13,7 +13,8 @@ scoring call; without them the value is None and nothing is added.
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from termrl.protocols import Evidence
 from termrl.reward.context import Context

@@ -12,7 +12,8 @@ default table.
 from __future__ import annotations
 
 import copy
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from termrl.reward.components import ComponentType
 from termrl.reward.errors import FieldError

@@ -18,7 +18,8 @@ over the process components. No trace, or a trace without steps, gives None.
 
 from __future__ import annotations
 
-from typing import Any, Callable, Mapping
+from collections.abc import Callable, Mapping
+from typing import Any
 
 from termrl.protocols import Evidence
 from termrl.reward.context import Context, StepFn

@@ -16,7 +16,8 @@ never 0. ``skipped`` (no Python file changed) carries zero counts and gives 0.
 
 from __future__ import annotations
 
-from typing import Any, Callable, Mapping
+from collections.abc import Callable, Mapping
+from typing import Any
 
 from termrl.protocols import Evidence
 from termrl.reward.context import Context

@@ -23,8 +23,9 @@ Each schedule is a frozen dataclass called with ``p``:
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
+from itertools import pairwise
 
 from termrl.reward.errors import FieldError
 
@@ -62,7 +63,7 @@ class Piecewise:
     def __call__(self, p: float) -> float:
         if p <= self.points[0][0]:
             return self.points[0][1]
-        for (p0, w0), (p1, w1) in zip(self.points, self.points[1:]):
+        for (p0, w0), (p1, w1) in pairwise(self.points):
             if p <= p1:
                 t = (p - p0) / (p1 - p0)
                 return (1.0 - t) * w0 + t * w1

@@ -13,6 +13,8 @@ A timeout or memory blow-up caused by the agent's code is the agent's failure.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from termrl.protocols import Evidence, Sandbox, StageResult, Task
 from termrl.sandbox.bwrap import SandboxError
 from termrl.verify import stages, workspace
@@ -29,44 +31,68 @@ def verify(task: Task, box: Sandbox, before: dict[str, bytes] | None = None,
     without it, the task's initial workspace files stand in. ``trace``: the steps
     the agent ran. ``static``: run the quality and safety stages.
     """
-    evidence = Evidence(task_id=task.id)
     try:
         after = workspace.snapshot(box)
-        if before is None:
-            before = {p: f.data for p, f in task.workspace.items()}
-        changed = workspace.changed(before, after)
-        evidence.changed_files = changed + [f"-{p}" for p in workspace.deleted(before, after)]
-        evidence.lines_added, evidence.lines_removed = workspace.line_counts(before, after)
+        build = stages.timed("build", stages.build, task, box, after)
         per_test = per_test_timeout or min(DEFAULT_PER_TEST_TIMEOUT, task.limits.verifier_timeout_sec)
-        evidence.stages["build"] = stages._timed("build", stages.build, task, box, after)
-        tests_result: list = []
+        found: list = []
 
         def run() -> StageResult:
             result, tests = stages.run_tests(task, box, per_test)
-            tests_result.extend(tests)
+            found.extend(tests)
             return result
 
-        evidence.stages["tests"] = stages._timed("tests", run)
-        evidence.tests = tests_result
-        if static:
-            quality, safety = stages.static_analysis(after, changed)
-            quality.data.update(lines_added=evidence.lines_added, lines_removed=evidence.lines_removed)
-            evidence.stages["quality"], evidence.stages["safety"] = quality, safety
-        if trace is not None:
-            evidence.stages["trace"] = stages.trace(trace)
+        tests = stages.timed("tests", run)
     except (SandboxError, OSError) as e:
-        evidence.verified, evidence.verify_error = False, f"{type(e).__name__}: {e}"
-        return evidence
+        return Evidence(task.id, verified=False, verify_error=f"{type(e).__name__}: {e}")
+    return assemble(task, before, after, build, tests, found, trace, static)
+
+
+def assemble(task: Task, before: dict[str, bytes] | None, after: dict[str, bytes], build: StageResult,
+             tests: StageResult, test_cases: list, trace: list[dict] | None, static: bool) -> Evidence:
+    """Evidence from the build and tests stages, adding the diff, static analysis and trace."""
+    if before is None:
+        before = {p: f.data for p, f in task.workspace.items()}
+    evidence = Evidence(task_id=task.id, tests=test_cases)
+    changed = workspace.changed(before, after)
+    evidence.changed_files = changed + [f"-{p}" for p in workspace.deleted(before, after)]
+    evidence.lines_added, evidence.lines_removed = workspace.line_counts(before, after)
+    evidence.stages["build"], evidence.stages["tests"] = build, tests
+    if static:
+        quality, safety = stages.static_analysis(after, changed)
+        quality.data.update(lines_added=evidence.lines_added, lines_removed=evidence.lines_removed)
+        evidence.stages["quality"], evidence.stages["safety"] = quality, safety
+    if trace is not None:
+        evidence.stages["trace"] = stages.trace(trace)
     failed = [s for s in evidence.stages.values() if s.status == "error"]
     if failed:
         evidence.verified = False
         evidence.verify_error = f"stage {failed[0].name} could not run: {failed[0].message}"
-    tests = evidence.stages["tests"]
     evidence.reward_file = tests.data.get("reward_file")
-    evidence.error_classes = list(dict.fromkeys(
-        c for s in ("build", "tests") for c in evidence.stages[s].error_classes))
+    evidence.error_classes = list(dict.fromkeys(c for s in (build, tests) for c in s.error_classes))
     evidence.passed = evidence.verified and tests.status == "ok"
     return evidence
 
 
-__all__ = ["verify"]
+def verify_directory(task: Task, directory: Path, backend: str = "bwrap", static: bool = True) -> Evidence:
+    """Verify a finished workspace kept on the host: ``directory`` holds the task's working
+    directory as the agent left it (files it lacks count as deleted)."""
+    from termrl.tasks.formats.common import read_tree
+    from termrl.tasks.runtime import SetupError, open_sandbox
+
+    try:
+        box = open_sandbox(task, backend)
+    except (SetupError, SandboxError) as e:
+        return Evidence(task.id, verified=False, verify_error=str(e))
+    try:
+        before = workspace.snapshot(box)
+        clear = box.run(["find", task.workdir, "-mindepth", "1", "-delete"], timeout=60)
+        if not clear.ok:
+            return Evidence(task.id, verified=False, verify_error=f"could not clear the workdir: {clear.stderr}")
+        box.put_files(task.workdir, read_tree(Path(directory)))
+        return verify(task, box, before=before, static=static)
+    finally:
+        box.close()
+
+
+__all__ = ["assemble", "verify", "verify_directory"]

@@ -32,14 +32,14 @@ HARNESS_DIR = "/.termrl-harness"
 OUT_DIR = "/.termrl-out"
 REWARD_DIR = "/logs/verifier"
 PLUGIN = Path(__file__).with_name("pytest_report.py")
-PYTEST = ["python3", "-P", "-s", "-B", "-m", "pytest", "-q", "-rA", "-p", "no:cacheprovider",
-          "-W", "ignore::pytest.PytestUnknownMarkWarning", "-p", "pytest_report"]
+PYTEST_ARGS = ["-q", "-rA", "-p", "no:cacheprovider", "-W", "ignore::pytest.PytestUnknownMarkWarning"]
+PYTEST = ["python3", "-P", "-s", "-B", "-m", "pytest", *PYTEST_ARGS, "-p", "pytest_report"]
 """-P: the workdir is not on sys.path, so a planted pytest.py cannot replace pytest;
 -s: no user site-packages; -B: no .pyc litter in the agent's workspace."""
 C_SUFFIXES = (".c", ".cc", ".cpp", ".cxx", ".h", ".hpp")
 
 
-def _timed(name: str, fn, *args) -> StageResult:
+def timed(name: str, fn, *args) -> StageResult:
     t0 = time.monotonic()
     result = fn(*args)
     result.name = name
@@ -158,11 +158,17 @@ def _pytest(task: Task, box: Sandbox, files, env, cwd, timeout, per_test_timeout
                "TERMRL_TEST_TIMEOUT": str(per_test_timeout)}
     res = box.run([*PYTEST, *targets], timeout=timeout, cwd=cwd, env=run_env,
                   mounts={spec.tests_dir: files, HARNESS_DIR: _harness_files()}, outputs=[OUT_DIR])
-    data = _run_data("pytest", res)
     try:
         report = json.loads(box.read_file(f"{OUT_DIR}/report.json"))
     except (FileNotFoundError, PermissionError, ValueError):
         report = None
+    return pytest_result(res, report, holdout)
+
+
+def pytest_result(res: ExecResult, report: dict | None, holdout: bool = False
+                  ) -> tuple[StageResult, list[TestCase]]:
+    """The tests stage from a pytest run and the JSON report its plugin wrote (or None)."""
+    data = _run_data("pytest", res)
     if report is None:
         classes = _run_classes(res)
         if classes:  # the agent's code hung or blew memory before pytest could report

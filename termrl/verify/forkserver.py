@@ -1,0 +1,84 @@
+"""A pytest fork server that runs INSIDE a verification sandbox.
+
+Started once per warm sandbox, it imports pytest and the report plugin, then
+reads one JSON job per line on stdin: ``{"cwd", "args", "env", "timeout",
+"output"}``. For every job it forks a fresh child, which runs ``pytest.main``
+in-process and exits; so a verification pays neither the interpreter's nor
+pytest's start-up. The child starts a new session and its output goes to the
+file ``output``; the server answers one JSON line ``{"code", "timed_out"}``.
+The harness kills whatever the child left behind (it sees the sandbox's
+cgroup) and wipes the workspace between jobs.
+
+Stdlib and pytest only: this runs on the sandbox's Python.
+"""
+
+import json
+import os
+import select
+import signal
+import sys
+
+
+def main():
+    harness = os.path.dirname(os.path.abspath(__file__))
+    sys.path.insert(0, harness)
+    import pytest  # noqa: F401  (imported once, inherited by every child)
+    import _pytest.config  # noqa: F401
+    import pytest_report
+
+    base_env = dict(os.environ)
+    out = sys.stdout
+    out.write('{"ready": true}\n')
+    out.flush()
+    for line in sys.stdin:
+        job = json.loads(line)
+        pid = os.fork()
+        if pid == 0:
+            _child(job, base_env, pytest_report)
+        timed_out = False
+        fd = os.pidfd_open(pid)
+        ready, _, _ = select.select([fd], [], [], job["timeout"])
+        if not ready:
+            timed_out = True
+            try:
+                os.killpg(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        _, status = os.waitpid(pid, 0)
+        os.close(fd)
+        try:
+            os.killpg(pid, signal.SIGKILL)  # anything the child started in its session
+        except ProcessLookupError:
+            pass
+        code = os.waitstatus_to_exitcode(status)
+        out.write(json.dumps({"code": code, "timed_out": timed_out}) + "\n")
+        out.flush()
+
+
+def _child(job, base_env, plugin):
+    try:
+        os.setsid()
+        fd = os.open(job["output"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        os.dup2(fd, 1)
+        os.dup2(fd, 2)
+        devnull = os.open(os.devnull, os.O_RDONLY)
+        os.dup2(devnull, 0)
+        os.environ.clear()
+        os.environ.update(base_env)
+        os.environ.update(job["env"])
+        os.chdir(job["cwd"])
+        import pytest
+
+        code = pytest.main(job["args"], plugins=[plugin])
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(int(code))
+    except BaseException as e:  # never return into the server loop
+        try:
+            os.write(2, ("forkserver child failed: %r\n" % (e,)).encode())
+        finally:
+            os._exit(70)
+
+
+if __name__ == "__main__":
+    main()
