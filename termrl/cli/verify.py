@@ -100,11 +100,12 @@ def explain(task: str = TASK, workspace: Path = WORKSPACE,
         return
     _evidence_tables(ev)
     table = Table(title=f"reward: spec {spec}, progress {progress:g}")
-    for col in ("component", "weight", "value", "contribution"):
-        table.add_column(col, justify="right" if col != "component" else "left")
+    table.add_column("component", no_wrap=True)
+    for col in ("weight", "value", "contribution"):
+        table.add_column(col, justify="right")
 
     def num(x) -> str:
-        return "None" if x is None else f"{x:+.3f}"
+        return "None" if x is None else f"{x + 0.0:+.3f}"  # no "-0.000"
 
     for name, c in reward.components.items():
         table.add_row(name, num(c.get("weight")), num(c.get("value")), num(c.get("contribution")))

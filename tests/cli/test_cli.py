@@ -87,3 +87,45 @@ def test_tasks_validate_fails_on_a_broken_task(tmp_path):
 def test_unknown_suite_is_a_clear_error():
     res = termrl("tasks", "validate", "no-such-suite")
     assert res.returncode == 2 and "unknown suite" in res.stderr and "Traceback" not in res.stderr
+
+
+def _stub_workspace(tmp_path, task_id: str, solved: bool) -> Path:
+    """The task's initial workspace, optionally with the reference solution applied (bash, locally)."""
+    import shutil
+
+    ws = tmp_path / ("solved" if solved else "untouched")
+    shutil.copytree(BUILTIN / task_id / "workspace", ws)
+    if solved:
+        subprocess.run(["bash", str(BUILTIN / task_id / "solution" / "solve.sh")], cwd=ws, check=True)
+    return ws
+
+
+def test_verify_json_reports_tests_and_error_classes(tmp_path):
+    res = termrl("verify", "--task", "py-roman-numerals", "--workspace",
+                 str(_stub_workspace(tmp_path, "py-roman-numerals", solved=False)), "--json")
+    assert res.returncode == 1, res.stderr
+    ev = json.loads(res.stdout)
+    assert ev["passed"] is False and ev["verified"] is True
+    assert ev["error_classes"] == ["wrong_answer"]
+    assert ev["tests"] and all(t["outcome"] == "failed" for t in ev["tests"])
+    assert {"boundary", "core"} <= {tag for t in ev["tests"] for tag in t["tags"]}
+    res = termrl("verify", "--task", "py-roman-numerals", "--workspace",
+                 str(_stub_workspace(tmp_path, "py-roman-numerals", solved=True)), "--json")
+    ev = json.loads(res.stdout)
+    assert res.returncode == 0 and ev["passed"] is True and ev["error_classes"] == []
+    assert ev["stages"]["quality"]["status"] == "ok" and "complexity" in ev["stages"]["quality"]["data"]
+
+
+def test_reward_explain_json_and_table(tmp_path):
+    ws = _stub_workspace(tmp_path, "py-roman-numerals", solved=False)
+    res = termrl("reward", "explain", "--task", "py-roman-numerals", "--workspace", str(ws),
+                 "--spec", "coderl", "--json")
+    data = json.loads(res.stdout)
+    assert data["total"] == -0.3
+    assert data["components"]["outcome"]["value"] == -0.3
+    res = termrl("reward", "explain", "--task", "py-roman-numerals", "--workspace", str(ws),
+                 "--spec", "staged", "--progress", "0.8")
+    assert res.returncode == 0 and "complexity" in res.stdout and "lint" in res.stdout and "total" in res.stdout
+    res = termrl("reward", "explain", "--task", "py-roman-numerals", "--workspace", str(ws),
+                 "--spec", str(tmp_path / "missing.toml"))
+    assert res.returncode == 2 and "missing.toml" in res.stderr and "Traceback" not in res.stderr
