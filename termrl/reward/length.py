@@ -58,7 +58,8 @@ def overlong(evidence: Evidence, params: Mapping[str, Any], ctx: Context) -> flo
 
 
 def group_length(evidence: Evidence, params: Mapping[str, Any], ctx: Context) -> float | None:
-    """Kimi length reward of ``ctx.length`` within ``ctx.group``; None without both."""
+    """Kimi length reward of ``ctx.length`` within ``ctx.group`` (min and max over the group and this
+    completion, so it does not matter whether the group already lists it); None without both."""
     if ctx.length is None or not ctx.group:
         return None
     return kimi_length(ctx.length, evidence.passed, [n for n, _ in ctx.group] + [ctx.length])

@@ -5,7 +5,9 @@ reads one JSON job per line on stdin: ``{"cwd", "args", "env", "timeout",
 "output"}``. For every job it forks a fresh child, which runs ``pytest.main``
 in-process and exits; so a verification pays neither the interpreter's nor
 pytest's start-up. The child starts a new session and its output goes to the
-file ``output``; the server answers one JSON line ``{"code", "timed_out"}``.
+file ``output``; the server answers one JSON line ``{"code", "timed_out",
+"started"}`` (``started``: the report plugin signalled, through a pipe the
+child cannot take back, that pytest was up before the agent's code ran).
 The harness kills whatever the child left behind (it sees the sandbox's
 cgroup) and wipes the workspace between jobs.
 
@@ -32,9 +34,12 @@ def main():
     out.flush()
     for line in sys.stdin:
         job = json.loads(line)
+        started_r, started_w = os.pipe()
         pid = os.fork()
         if pid == 0:
-            _child(job, base_env, pytest_report)
+            os.close(started_r)
+            _child(dict(job, started_fd=started_w), base_env, pytest_report)
+        os.close(started_w)
         timed_out = False
         fd = os.pidfd_open(pid)
         ready, _, _ = select.select([fd], [], [], job["timeout"])
@@ -51,7 +56,13 @@ def main():
         except ProcessLookupError:
             pass
         code = os.waitstatus_to_exitcode(status)
-        out.write(json.dumps({"code": code, "timed_out": timed_out}) + "\n")
+        os.set_blocking(started_r, False)
+        try:
+            started = bool(os.read(started_r, 1))
+        except BlockingIOError:
+            started = False
+        os.close(started_r)
+        out.write(json.dumps({"code": code, "timed_out": timed_out, "started": started}) + "\n")
         out.flush()
 
 
@@ -66,6 +77,8 @@ def _child(job, base_env, plugin):
         os.environ.clear()
         os.environ.update(base_env)
         os.environ.update(job["env"])
+        os.environ["TERMRL_STARTED_FD"] = str(job["started_fd"])
+        os.set_inheritable(job["started_fd"], False)
         os.chdir(job["cwd"])
         import pytest
 

@@ -91,8 +91,10 @@ class ForkServerSandbox(BwrapSandbox):
         self._put(self._fs / "ws", files)
         self._put(self._fs / "tests", tests)
 
-    def pytest(self, args: list[str], env: Mapping[str, str], timeout: float) -> tuple[ExecResult, dict | None]:
-        """Run pytest in a forked child; (result, the plugin's JSON report or None)."""
+    def pytest(self, args: list[str], env: Mapping[str, str], timeout: float
+               ) -> tuple[ExecResult, dict | None, bool]:
+        """Run pytest in a forked child; (result, the plugin's JSON report or None, whether
+        pytest started before the agent's code ran)."""
         t0 = time.monotonic()
         ooms = self._oom_count()
         job = {"cwd": self.workdir, "args": args, "env": dict(env), "timeout": timeout,
@@ -116,7 +118,7 @@ class ForkServerSandbox(BwrapSandbox):
             report = json.loads((self._fs / "out" / "report.json").read_text())
         except (OSError, ValueError):
             report = None
-        return res, report
+        return res, report, bool(answer.get("started"))
 
 
 class VerifierPool:
@@ -154,8 +156,9 @@ class VerifierPool:
             env = {"TERMRL_REPORT": f"{stages.OUT_DIR}/report.json", "TERMRL_TEST_TIMEOUT": str(per_test)}
             t0 = time.monotonic()
             # the server passes the report plugin to pytest.main as an object
-            res, report = box.pytest([*stages.PYTEST_ARGS, *targets], env, task.limits.verifier_timeout_sec)
-            tests, cases = stages.pytest_result(res, report)
+            res, report, started = box.pytest([*stages.PYTEST_ARGS, *targets], env,
+                                              task.limits.verifier_timeout_sec)
+            tests, cases = stages.pytest_result(res, report, started)
             tests.name, tests.duration_s = "tests", round(time.monotonic() - t0, 4)
         except SandboxError as e:
             return Evidence(task.id, verified=False, verify_error=f"SandboxError: {e}")

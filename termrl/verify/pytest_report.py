@@ -50,6 +50,19 @@ def _exception(report):
     return exc.rsplit(".", 1)[-1], (msg.strip().splitlines() or [""])[0][:300], tail
 
 
+STARTED = "TERMRL_PYTEST_STARTED"
+
+
+def pytest_sessionstart(session):
+    """Tell the harness pytest is up, before any of the agent's code is imported: a run that
+    dies after this without a report was killed by the code under test, not by the harness."""
+    fd = os.environ.get("TERMRL_STARTED_FD")
+    if fd:
+        os.write(int(fd), b"1")
+    else:
+        os.write(1, ("\n%s\n" % STARTED).encode())
+
+
 def pytest_runtest_call(item):
     seconds = float(os.environ.get("TERMRL_TEST_TIMEOUT") or 0)
     if seconds > 0 and threading.current_thread() is threading.main_thread():

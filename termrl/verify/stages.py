@@ -27,6 +27,7 @@ from pathlib import Path
 
 from termrl.protocols import ExecResult, Sandbox, StageResult, StopReason, Task, TestCase, TestKind
 from termrl.verify import taxonomy
+from termrl.verify.pytest_report import STARTED
 
 HARNESS_DIR = "/.termrl-harness"
 OUT_DIR = "/.termrl-out"
@@ -162,16 +163,22 @@ def _pytest(task: Task, box: Sandbox, files, env, cwd, timeout, per_test_timeout
         report = json.loads(box.read_file(f"{OUT_DIR}/report.json"))
     except (FileNotFoundError, PermissionError, ValueError):
         report = None
-    return pytest_result(res, report, holdout)
+    return pytest_result(res, report, started=STARTED in res.stdout, holdout=holdout)
 
 
-def pytest_result(res: ExecResult, report: dict | None, holdout: bool = False
+def pytest_result(res: ExecResult, report: dict | None, started: bool, holdout: bool = False
                   ) -> tuple[StageResult, list[TestCase]]:
-    """The tests stage from a pytest run and the JSON report its plugin wrote (or None)."""
+    """The tests stage from a pytest run and the JSON report its plugin wrote (or None).
+
+    ``started``: pytest signalled it was up before the agent's code was imported. No
+    report after that means the code under test ended the run (``os._exit``, a signal,
+    a hang): the agent's failure (``runtime.crash``, ``timeout`` or ``memory``). No
+    report and no start means pytest itself could not run: failed-to-verify.
+    """
     data = _run_data("pytest", res)
     if report is None:
-        classes = _run_classes(res)
-        if classes:  # the agent's code hung or blew memory before pytest could report
+        classes = _run_classes(res) or (["runtime.crash"] if started else [])
+        if classes:
             return StageResult("tests", "failed", data=data, error_classes=classes), []
         return StageResult("tests", "error", data=data,
                            message=f"pytest wrote no report (exit {res.exit_code}): "

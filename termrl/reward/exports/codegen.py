@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import logging
 import re
-from typing import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 from termrl.protocols import Evidence, Finding, Task
 

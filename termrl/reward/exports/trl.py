@@ -36,7 +36,9 @@ of the same prompt in the batch; lengths are ``len(completion_ids[i])``.
 from __future__ import annotations
 
 from collections import OrderedDict
-from typing import Any, Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
 
 from termrl.protocols import Evidence, Finding, Reward
 from termrl.reward.exports.codegen import code_task_evaluator
@@ -78,8 +80,8 @@ def training_progress(trainer_state: Any) -> float:
 class _BatchScorer:
     """Evaluates each completion of a batch once and scores it; shared by one spec's functions."""
 
-    def __init__(self, spec, evaluate: Evaluate, cache_size: int = 4):
-        self.spec, self.evaluate, self.cache_size = spec, evaluate, cache_size
+    def __init__(self, spec, evaluate: Evaluate, cache_size: int = 4, workers: int = 1):
+        self.spec, self.evaluate, self.cache_size, self.workers = spec, evaluate, cache_size, workers
         self._cache: OrderedDict[tuple, dict] = OrderedDict()
         self.evaluations = 0
         """How many completions ``evaluate`` was called on, in all (for tests and logs)."""
@@ -96,24 +98,31 @@ class _BatchScorer:
         key = (id(completions), tuple(texts), tuple(repr(p) for p in prompts), tuple(repr(r) for r in rows))
         entry = self._cache.get(key)
         if entry is None:
-            results = [self._evaluate(p, t, r) for p, t, r in zip(prompts, texts, rows, strict=True)]
+            results = self._evaluate_all(prompts, texts, rows)
             entry = {"results": results, "rewards": {}}
             self._cache[key] = entry
             while len(self._cache) > self.cache_size:
                 self._cache.popitem(last=False)
         progress = training_progress(kwargs.get("trainer_state"))
-        if progress not in entry["rewards"]:
-            entry["rewards"][progress] = self._score(prompts, entry["results"], kwargs.get("completion_ids"),
-                                                     progress)
-        return entry["rewards"][progress]
+        ids = kwargs.get("completion_ids")
+        lengths = tuple(len(x) for x in ids) if ids is not None else (None,) * n
+        if (progress, lengths) not in entry["rewards"]:
+            entry["rewards"][progress, lengths] = self._score(prompts, entry["results"], lengths, progress)
+        return entry["rewards"][progress, lengths]
+
+    def _evaluate_all(self, prompts: list, texts: list[str], rows: list[dict]) -> list[tuple]:
+        self.evaluations += len(texts)
+        if self.workers > 1 and len(texts) > 1:
+            # each evaluation opens, uses and closes its sandbox within one thread
+            with ThreadPoolExecutor(min(self.workers, len(texts))) as pool:
+                return list(pool.map(self._evaluate, prompts, texts, rows))
+        return [self._evaluate(p, t, r) for p, t, r in zip(prompts, texts, rows, strict=True)]
 
     def _evaluate(self, prompt, text: str, row: dict) -> tuple[Evidence | None, tuple[Finding, ...]]:
-        self.evaluations += 1
         evidence, findings = self.evaluate(prompt, text, row)
         return evidence, tuple(findings)
 
-    def _score(self, prompts: list, results: list, completion_ids, progress: float) -> list[Reward]:
-        lengths = [len(ids) for ids in completion_ids] if completion_ids is not None else [None] * len(results)
+    def _score(self, prompts: list, results: list, lengths: tuple, progress: float) -> list[Reward]:
         groups: dict[str, list[tuple[int, bool]]] = {}
         for prompt, (evidence, _), length in zip(prompts, results, lengths, strict=True):
             if evidence is not None and evidence.verified and length is not None:
@@ -145,22 +154,25 @@ class ComponentReward:
         return f"ComponentReward({self.component!r})"
 
 
-def trl_reward_funcs(spec, evaluate: Evaluate, cache_size: int = 4,
+def trl_reward_funcs(spec, evaluate: Evaluate, workers: int = 1, cache_size: int = 4,
                      prefix: str = "termrl/") -> list[ComponentReward]:
     """One TRL reward function per component of ``spec``, in ``spec.component_names`` order.
 
     ``spec``: a ``RewardSpec``, or a preset name / TOML path for ``load_spec``.
     ``evaluate``: ``(prompt, completion_text, row) -> (Evidence | None, findings)``,
     e.g. ``code_task_evaluator(tasks)``; its exceptions propagate (a missing
-    column is a bug to fix, not a reward). ``cache_size``: batches kept
-    evaluated. ``prefix``: put before each component name in ``__name__``, so
+    column is a bug to fix, not a reward). ``workers``: completions of a batch
+    evaluated at once, in threads (``evaluate`` must be thread-safe; the code
+    evaluator is). ``cache_size``: batches kept evaluated. ``prefix``: put before each component name in ``__name__``, so
     TRL logs ``rewards/termrl/outcome/mean``.
     """
     if isinstance(spec, str):
         from termrl.reward.spec import load_spec
 
         spec = load_spec(spec)
-    scorer = _BatchScorer(spec, evaluate, cache_size)
+    if workers < 1:
+        raise ValueError(f"workers must be 1 or more, got {workers}")
+    scorer = _BatchScorer(spec, evaluate, cache_size, workers)
     return [ComponentReward(scorer, name, prefix + name) for name in spec.component_names]
 
 

@@ -3,10 +3,11 @@
     custom_reward_function.path=$(python -c "import termrl.reward.exports.verl as m; print(m.__file__)")
     custom_reward_function.name=compute_score
 
-veRL's reward manager (e.g. ``NaiveRewardManager``) calls
-``compute_score(data_source=..., solution_str=..., ground_truth=..., extra_info=...)``
-once per response. Each row of the parquet names a termrl code-generation task
-(its workspace holds ``solution.py``: humaneval-N, mbpp-N, py-function-SEED) in
+veRL's per-response reward managers (``NaiveRewardManager``, ``DAPORewardManager``)
+call ``compute_score(data_source=..., solution_str=..., ground_truth=..., extra_info=...)``
+once per response (``BatchRewardManager``'s lists in, list out is not supported).
+Each row of the parquet names a termrl code-generation task (its workspace
+holds ``solution.py``: humaneval-N, mbpp-N, py-function-SEED) in
 ``extra_info["task_id"]`` or else in ``reward_model.ground_truth``. The code of
 the response (its last python fenced block, or all of it) is written as
 ``solution.py`` in a fresh sandbox and verified. ``extra_info`` may also carry
@@ -17,8 +18,9 @@ group terms see no length and no group: veRL passes one decoded response at a
 time, without its token ids or its siblings.
 
 It returns ``{"score": total, <component>: contribution, ..., "passed": 0/1,
-"verified": 0/1}``, the same keys on every call: veRL adds every key but
-``score`` to its ``reward_extra_info`` and logs them. A component without a value
+"verified": 0/1}``, the same keys on every call (veRL collects each key into
+``reward_extra_info``, one value per response, and logs them); ``score`` is the
+reward it trains on. A component without a value
 counts 0.0.
 
 Failed verification: veRL cannot drop a sample
@@ -39,7 +41,8 @@ from __future__ import annotations
 
 import functools
 import logging
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from termrl.protocols import Task
 from termrl.reward.exports.codegen import check_code_task, evaluate_code

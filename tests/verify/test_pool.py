@@ -1,0 +1,89 @@
+"""The warm verifier pool gives the same evidence as a fresh sandbox, and jobs cannot see each other."""
+
+from __future__ import annotations
+
+import pytest
+
+from termrl.protocols import Limits, Task, TaskFile
+from termrl.tasks.runtime import open_sandbox
+from termrl.tasks.suites import find_task
+from termrl.verify import verify
+from termrl.verify.pool import VerifierPool, fits_fast_path
+
+LEAK_TEST = b'''
+import os, pathlib, subprocess
+
+def test_first_job_leaves_things_behind():
+    pathlib.Path("/tmp/leak").write_text("x")
+    pathlib.Path("leak.txt").write_text("x")
+    subprocess.Popen(["setsid", "sleep", "300"])
+    assert True
+'''
+
+
+def task_with(test: bytes, **kw) -> Task:
+    return Task(id="pool-check", instruction="x", workspace={"solution.py": TaskFile(b"X = 1\n")},
+                tests={"test_pool.py": TaskFile(test)}, **kw)
+
+
+@pytest.fixture(scope="module")
+def pool():
+    with VerifierPool(workers=1) as p:
+        yield p
+
+
+def test_pool_matches_a_fresh_sandbox(pool):
+    task = find_task("humaneval-2")
+    good = b"def truncate_number(number: float) -> float:\n    return number % 1.0\n"
+    bad = b"def truncate_number(number: float) -> float:\n    return number // 1.0\n"
+    for code, passed in ((good, True), (bad, False)):
+        fast = pool.verify_files(task, {"solution.py": code})
+        box = open_sandbox(task)
+        try:
+            box.write_file("solution.py", code)
+            slow = verify(task, box)
+        finally:
+            box.close()
+        assert fast.passed is slow.passed is passed
+        assert fast.error_classes == slow.error_classes
+        assert [(t.nodeid, t.outcome, t.error_class) for t in fast.tests] == \
+               [(t.nodeid, t.outcome, t.error_class) for t in slow.tests]
+
+
+def test_jobs_are_isolated(pool):
+    task = task_with(LEAK_TEST)
+    first = pool.verify_files(task, {})
+    assert first.passed
+    box = pool._all[0]
+    assert box._members() - box._shell_pids == set()  # the setsid sleep was killed
+    second = pool.verify_files(task_with(b"import pathlib\n\ndef test_clean():\n"
+                                         b"    assert not pathlib.Path('/tmp/leak').exists()\n"
+                                         b"    assert not pathlib.Path('leak.txt').exists()\n"), {})
+    assert second.passed, second.tests
+
+
+def test_timeouts_and_crashes_are_the_agents_failure(pool):
+    hang = task_with(b"def test_hang():\n    while True:\n        pass\n",
+                     limits=Limits(verifier_timeout_sec=20))
+    ev = pool.verify_files(hang, {})
+    assert ev.verified and not ev.passed and "timeout" in ev.error_classes
+    for code in (0, 3):  # exiting before the asserts run is a crash of the run, never a pass or a None
+        crash = task_with(f"import os\n\ndef test_exit():\n    os._exit({code})\n".encode())
+        ev = pool.verify_files(crash, {})
+        assert ev.verified and not ev.passed and ev.error_classes == ["runtime.crash"]
+
+
+def test_tasks_off_the_fast_path_use_a_fresh_sandbox(pool):
+    task = task_with(b"import pathlib\n\ndef test_setup_ran():\n    assert pathlib.Path('made').read_text() == 'yes'\n",
+                     setup=("echo -n yes > made",))
+    assert not fits_fast_path(task, "/workspace")
+    assert pool.verify_files(task, {}).passed
+
+
+def test_trace_stage_records_the_agents_commands(pool):
+    steps = [{"command": "ls", "exit_code": 0, "timed_out": False, "output_bytes": 10, "format_error": False},
+             {"command": "make", "exit_code": 2, "timed_out": False, "output_bytes": 99, "format_error": False},
+             {"command": "", "exit_code": None, "timed_out": False, "output_bytes": 0, "format_error": True}]
+    ev = pool.verify_files(task_with(b"def test_ok():\n    pass\n"), {}, trace=steps)
+    data = ev.stages["trace"].data
+    assert (data["commands"], data["failed"], data["format_errors"], data["output_bytes"]) == (3, 1, 1, 109)
