@@ -22,6 +22,12 @@ from termrl.verify import stages, workspace
 DEFAULT_PER_TEST_TIMEOUT = 30.0
 
 
+def per_test_default(task: Task) -> float:
+    """Per-test alarm: at most half the run's budget, so one endless test never costs the
+    outcomes of the others."""
+    return min(DEFAULT_PER_TEST_TIMEOUT, task.limits.verifier_timeout_sec / 2)
+
+
 def verify(task: Task, box: Sandbox, before: dict[str, bytes] | None = None,
            trace: list[dict] | None = None, per_test_timeout: float | None = None,
            static: bool = True) -> Evidence:
@@ -34,7 +40,7 @@ def verify(task: Task, box: Sandbox, before: dict[str, bytes] | None = None,
     try:
         after = workspace.snapshot(box)
         build = stages.timed("build", stages.build, task, box, after)
-        per_test = per_test_timeout or min(DEFAULT_PER_TEST_TIMEOUT, task.limits.verifier_timeout_sec)
+        per_test = per_test_timeout or per_test_default(task)
         found: list = []
 
         def run() -> StageResult:

@@ -32,7 +32,7 @@ from typing import Iterable, Mapping
 
 from termrl.protocols import Evidence, ExecResult, Files, Limits, StopReason, Task, TestKind
 from termrl.sandbox.bwrap import BwrapSandbox, SandboxError, _children
-from termrl.verify import DEFAULT_PER_TEST_TIMEOUT, assemble, stages, verify
+from termrl.verify import assemble, per_test_default, stages, verify
 
 SERVER = Path(__file__).with_name("forkserver.py")
 TESTS_DIR = "/tests"
@@ -152,7 +152,7 @@ class VerifierPool:
             box.reset({p: TaskFile(d) for p, d in after.items()}, task.tests)
             build = stages.timed("build", stages.build, task, box, after)
             targets = [f"{TESTS_DIR}/{f}" for f in task.test_spec.pytest_files] or [TESTS_DIR]
-            per_test = min(DEFAULT_PER_TEST_TIMEOUT, task.limits.verifier_timeout_sec)
+            per_test = per_test_default(task)
             env = {"TERMRL_REPORT": f"{stages.OUT_DIR}/report.json", "TERMRL_TEST_TIMEOUT": str(per_test)}
             t0 = time.monotonic()
             # the server passes the report plugin to pytest.main as an object

@@ -108,11 +108,22 @@ def pytest_collectreport(report):
                                 "detail": detail})
 
 
-def pytest_sessionfinish(session, exitstatus):
+def _write(complete, **extra):
     path = os.environ.get("TERMRL_REPORT")
     if not path:
         return
-    data = {"version": 1, "exitstatus": int(exitstatus), "collected": session.testscollected,
-            "tests": list(_results.values()) + _collect_errors}
-    with open(path, "w") as f:
+    data = dict({"version": 1, "complete": complete, "tests": list(_results.values()) + _collect_errors},
+                **extra)
+    tmp = path + ".tmp"
+    with open(tmp, "w") as f:
         json.dump(data, f)
+    os.replace(tmp, path)
+
+
+def pytest_runtest_logfinish(nodeid, location):
+    # after every test: a run killed later (a hang, the memory limit) keeps what it found
+    _write(False)
+
+
+def pytest_sessionfinish(session, exitstatus):
+    _write(True, exitstatus=int(exitstatus), collected=session.testscollected)

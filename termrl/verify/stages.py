@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import tempfile
@@ -92,7 +93,7 @@ def _c_build_command(after: dict[str, bytes]) -> tuple[str, str]:
         return "cmake", copy + "cmake -S . -B _b >/dev/null && cmake --build _b 2>&1"
     sources = [p for p in after if p.endswith((".c", ".cc", ".cpp", ".cxx"))]
     cxx = any(p.endswith((".cc", ".cpp", ".cxx")) for p in sources)
-    mains = [p for p in sources if b"main(" in after[p]]
+    mains = [p for p in sources if re.search(rb"\bmain\s*\(", after[p])]
     quoted = " ".join(f"'{p}'" for p in sources)
     compiler = "g++" if cxx else "gcc"
     if len(mains) == 1:
@@ -110,6 +111,8 @@ def run_tests(task: Task, box: Sandbox, per_test_timeout: float) -> tuple[StageR
     cwd = spec.cwd or task.workdir
     timeout = task.limits.verifier_timeout_sec
     if spec.kind is TestKind.PYTEST:
+        if not task.tests:
+            return StageResult("tests", "error", message=f"task {task.id} has no hidden tests"), []
         result, tests = _pytest(task, box, task.tests, env, cwd, timeout, per_test_timeout, holdout=False)
         if task.holdout_tests and result.status != "error":
             hold, hold_tests = _pytest(task, box, task.holdout_tests, env, cwd, timeout, per_test_timeout,
@@ -185,11 +188,14 @@ def pytest_result(res: ExecResult, report: dict | None, started: bool, holdout: 
                                    f"{(res.stdout + res.stderr).strip()[-500:]}"), []
     tests = [_test_case(t, holdout) for t in report["tests"]]
     counted = [t for t in tests if t.outcome not in ("skipped",)]
-    passed = (res.ok and report["exitstatus"] == 0 and bool(counted)
+    complete = report.get("complete", True)
+    passed = (res.ok and complete and report.get("exitstatus") == 0 and bool(counted)
               and all(t.outcome in ("passed", "xfailed", "xpassed") for t in counted))
-    data.update(collected=report["collected"], passed=sum(t.outcome == "passed" for t in tests),
+    data.update(collected=report.get("collected", len(tests)), passed=sum(t.outcome == "passed" for t in tests),
                 failed=sum(t.outcome in ("failed", "error") for t in tests))
     classes = [t.error_class for t in tests if t.error_class] + _run_classes(res)
+    if not complete and not _run_classes(res):
+        classes.append("runtime.crash")  # the run ended mid-way without hanging or blowing memory
     if not passed and not classes:
         classes = ["wrong_answer"]  # e.g. no test collected, or the run was cut short
     return StageResult("tests", "ok" if passed else "failed", data=data,

@@ -77,6 +77,7 @@ PYTHON_EXCEPTIONS = {
     "TypeError": "type", "AttributeError": "attribute",
     "IndexError": "runtime.index", "KeyError": "runtime.key", "ValueError": "runtime.value",
     "UnicodeDecodeError": "runtime.value", "UnicodeEncodeError": "runtime.value",
+    "UnicodeError": "runtime.value", "JSONDecodeError": "runtime.value",
     "ZeroDivisionError": "runtime.zero_division", "FloatingPointError": "runtime.zero_division",
     "RecursionError": "runtime.recursion",
     "AssertionError": "wrong_answer", "Failed": "wrong_answer",
@@ -87,8 +88,8 @@ PYTHON_EXCEPTIONS = {
 _CRASH = re.compile(r"Segmentation fault|core dumped|Aborted|AddressSanitizer|UndefinedBehaviorSanitizer|"
                     r"stack smashing|double free|free\(\): invalid|returncode\W+-(?:4|6|7|8|11)\b|"
                     r"(?:died|killed) (?:with|by) signal|Signals\.SIG(?:SEGV|ABRT|BUS|ILL|FPE)|"
-                    r"\b-(?:6|11) [!=]= 0\b|\b(?:134|136|139) [!=]= 0\b")
-_SIGFPE = re.compile(r"Floating point exception|SIGFPE|returncode\W+-8\b|\b136 [!=]= 0\b|\b-8 [!=]= 0\b")
+                    r"(?<![\w-])-(?:6|11) [!=]= 0\b|\b(?:134|139) [!=]= 0\b")
+_SIGFPE = re.compile(r"Floating point exception|SIGFPE|returncode\W+-8\b|\b136 [!=]= 0\b|(?<![\w-])-8 [!=]= 0\b")
 _CHILD_TRACEBACK = re.compile(r"Traceback \(most recent call last\):.*?\b([A-Z]\w*(?:Error|Exception)):", re.S)
 _TIMEOUT = re.compile(r"TimeoutExpired|timed out after|Timeout >|TermrlTestTimeout")
 
@@ -116,8 +117,10 @@ def classify_python(exc_type: str, message: str = "") -> str:
         cls = "timeout"
     if cls in (None, "wrong_answer"):
         child = _CHILD_TRACEBACK.findall(message)
-        if child and PYTHON_EXCEPTIONS.get(child[-1]) not in (None, "wrong_answer"):
-            return PYTHON_EXCEPTIONS[child[-1]]  # a subprocess the test ran died of this
+        if child:
+            mapped = PYTHON_EXCEPTIONS.get(child[-1], "runtime.other")
+            if mapped != "wrong_answer":
+                return mapped  # a subprocess the test ran died of this
         if _SIGFPE.search(message):
             return "runtime.zero_division"
         if _CRASH.search(message):
@@ -159,6 +162,7 @@ def classify_compiler(output: str) -> list[dict]:
             if rx.search(line):
                 records.append({"class": cls, "file": "", "line": 0, "message": line.strip()})
     if not any(r["class"].startswith("link.") for r in records) and _LD_FAILED.search(output):
+        cause = re.search(r"^.*\bld(?:\.\w+)?: (?!warning).*$", output, re.M)  # e.g. "cannot find -lfoo"
         records.append({"class": "link.other", "file": "", "line": 0,
-                        "message": _LD_FAILED.search(output).group(0)})
+                        "message": (cause or _LD_FAILED.search(output)).group(0).strip()})
     return records
