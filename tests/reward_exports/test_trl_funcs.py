@@ -52,10 +52,15 @@ def test_contributions_sum_to_the_total(preset):
 
 def test_none_from_every_function_when_verification_fails():
     funcs = trl_reward_funcs(load_spec("staged"), fake_evaluate)
-    out = call_all(funcs, completions=["PASS", "CRASH", "NONE", "fail"])
+    logged = []
+    out = call_all(funcs, completions=["PASS", "CRASH", "NONE", "fail"],
+                   log_metric=lambda name, value: logged.append((name, value)))
     for values in out.values():
         assert values[1] is None and values[2] is None  # TRL: the row is unscorable, advantage 0
         assert isinstance(values[0], float) and isinstance(values[3], float)
+    # counted apart from the policy's failures: once per batch, not once per function
+    assert funcs[0].scorer.unverified == 2
+    assert logged == [("termrl/unverified_fraction", 0.5)]
 
 
 def test_progress_from_trainer_state_moves_a_scheduled_weight():

@@ -21,7 +21,9 @@ TRL's default ``multi_objective_aggregation="sum_then_normalize"``;
 spec's balance. Progress is ``trainer_state.global_step / max_steps``.
 
 A completion whose verification failed (``Reward.total`` None: the sandbox or
-the verifier failed, not the policy) gets None from *every* function. TRL turns
+the verifier failed, not the policy) gets None from *every* function, and is
+counted apart: TRL logs ``termrl/unverified_fraction`` per step, and the
+functions' shared scorer keeps the running count in ``.scorer.unverified``. TRL turns
 None into NaN, leaves it out of each function's mean, and a row that is NaN in
 every function is *unscorable*: it is left out of the group baseline and its
 advantage is 0, so it never trains the policy. A component without a value on
@@ -85,6 +87,8 @@ class _BatchScorer:
         self._cache: OrderedDict[tuple, dict] = OrderedDict()
         self.evaluations = 0
         """How many completions ``evaluate`` was called on, in all (for tests and logs)."""
+        self.unverified = 0
+        """How many of them could not be verified (reward None): counted apart from failures."""
 
     def __getstate__(self):  # the cache never travels to another process
         return {**self.__dict__, "_cache": OrderedDict()}
@@ -99,6 +103,10 @@ class _BatchScorer:
         entry = self._cache.get(key)
         if entry is None:
             results = self._evaluate_all(prompts, texts, rows)
+            unverified = sum(1 for evidence, _ in results if evidence is None or not evidence.verified)
+            self.unverified += unverified
+            if callable(kwargs.get("log_metric")):  # TRL >= 1.16 averages it per logging step
+                kwargs["log_metric"]("termrl/unverified_fraction", unverified / max(1, n))
             entry = {"results": results, "rewards": {}}
             self._cache[key] = entry
             while len(self._cache) > self.cache_size:
