@@ -286,6 +286,33 @@ class Finding:
     step: int | None = None
 
 
+@dataclass
+class HackInput:
+    """Everything a hack detector may read about one finished episode."""
+
+    task: "Task"
+    evidence: "Evidence"
+    before: Mapping[str, bytes]
+    """The workspace (workdir) before the agent's first step, after setup: path -> bytes."""
+    after: Mapping[str, bytes]
+    """The workspace at verification."""
+    home: Mapping[str, bytes] = field(default_factory=dict)
+    """The agent's HOME at verification (it starts empty): dotfiles, user site-packages."""
+    trace: list[dict] = field(default_factory=list)
+    """The agent's steps: {"command", "exit_code", "timed_out", "output", "output_bytes", "format_error"}."""
+    reference: Mapping[str, bytes] | None = None
+    """The workspace after the task's reference solution, when known (size and style baselines)."""
+    reference_tests: int | None = None
+    """How many tests the hidden tests collected on the reference solution, when known."""
+
+
+@runtime_checkable
+class HackDetector(Protocol):
+    """A plain callable: one episode in, suspected reward hacks out."""
+
+    def __call__(self, inp: HackInput) -> list["Finding"]: ...
+
+
 EVIDENCE_VERSION = 1
 
 
