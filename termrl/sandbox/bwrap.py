@@ -310,7 +310,8 @@ class BwrapSandbox(ShellSandbox):
                 pass
             for f in (self._proc.stdin, self._proc.stdout, self._proc.stderr):
                 try:
-                    f.close()
+                    if f is not None:
+                        f.close()
                 except OSError:
                     pass
             self._proc = None
