@@ -18,7 +18,7 @@ names; the functions live here (outcome terms) and in ``quality``,
 | ``command_success`` / ``format_compliance`` / ``repeat_penalty`` | discounted mean of per-step rewards | ``discount`` = 1 |
 | ``overlong`` | DAPO soft overlong punishment | ``max_length``, ``cache`` (required) |
 | ``group_length`` | Kimi k1.5 length reward within the sampling group | |
-| ``hack`` | reward-hack findings: zero the reward, penalise, or log | ``mode`` = "zero", ``min_severity`` = "high", ``penalties`` |
+| ``hack`` | reward-hack findings: cap the reward, penalise, or log | ``mode`` = "zero", ``min_severity`` = "high", ``floor`` = 0, ``penalties`` |
 """
 
 from __future__ import annotations
@@ -144,7 +144,8 @@ TYPES: dict[str, ComponentType] = {
        for name, (fn, rule) in process.TERMS.items()},
     "overlong": ComponentType(length.overlong, {"max_length": int, "cache": int}, length.check_overlong),
     "group_length": ComponentType(length.group_length),
-    "hack": ComponentType(hack.hack, {"mode": "zero", "min_severity": "high", "penalties": hack.PENALTIES},
+    "hack": ComponentType(hack.hack, {"mode": "zero", "min_severity": "high", "floor": 0.0,
+                                      "penalties": hack.PENALTIES},
                           hack.check_hack),
 }
 """Component type name -> its function and parameters."""

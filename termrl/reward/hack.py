@@ -4,8 +4,11 @@ Findings come from the hack detectors and are passed to ``RewardSpec.score``.
 Three modes:
 
 - ``mode = "zero"`` (every preset): when any finding has severity at least
-  ``min_severity`` (default "high"), the TOTAL becomes ``min(total, 0)`` -- a
-  positive reward is zeroed, a negative one kept. It is applied after every
+  ``min_severity`` (default "high"), the TOTAL becomes ``min(total, floor)``
+  (``floor`` default 0: a positive reward is zeroed, a negative one kept). The
+  presets set ``floor = -1``, what a program that does not even compile earns:
+  doing nothing often scores below 0, and a caught hack must never earn more
+  than doing nothing (``termrl audit`` checks exactly that). It is applied after every
   other component is summed. The value is 1.0 when triggered, else 0.0; the
   contribution is the change it made to the total (so the contributions still
   sum to the total). A weight of 0 (e.g. from a schedule) disables it.
@@ -53,13 +56,13 @@ def is_gate(component_type: str, params: Mapping[str, Any]) -> bool:
     return component_type == "hack" and params["mode"] == "zero"
 
 
-def gate(total: float, triggered: bool) -> float:
+def gate(total: float, triggered: bool, floor: float = 0.0) -> float:
     """The change a zero-mode hack component makes to ``total``.
 
-    >>> gate(0.7, True), gate(-0.3, True), gate(0.7, False)
-    (-0.7, 0.0, 0.0)
+    >>> gate(0.7, True), gate(-0.3, True), gate(0.7, False), gate(0.7, True, floor=-1.0)
+    (-0.7, 0.0, 0.0, -1.7)
     """
-    return min(total, 0.0) - total if triggered else 0.0
+    return min(total, floor) - total if triggered else 0.0
 
 
 def check_hack(given: Mapping[str, Any]) -> None:
@@ -70,6 +73,10 @@ def check_hack(given: Mapping[str, Any]) -> None:
         raise FieldError("min_severity", f"unknown severity {given['min_severity']!r}; use low, medium or high")
     if "min_severity" in given and mode != "zero":
         raise FieldError("min_severity", "only applies to mode = \"zero\"; remove it or set mode = \"zero\"")
+    if "floor" in given and mode != "zero":
+        raise FieldError("floor", "only applies to mode = \"zero\"; remove it or set mode = \"zero\"")
+    if "floor" in given and (isinstance(given["floor"], bool) or not isinstance(given["floor"], (int, float))):
+        raise FieldError("floor", f"expected a number (the most a caught hack may earn), got {given['floor']!r}")
     if "penalties" in given and mode != "penalty":
         raise FieldError("penalties", "only applies to mode = \"penalty\"; remove it or set mode = \"penalty\"")
     for severity, value in given.get("penalties", {}).items():

@@ -27,7 +27,8 @@ returns a ``Reward`` that reports EVERY component as ``{"weight", "value",
   process components (``termrl.reward.process``); [] without any.
 
 Presets (``termrl/reward/presets/<name>.toml``); each also has a ``hack``
-component in zero mode (a high-severity finding zeroes a positive reward):
+component in zero mode with ``floor = -1`` (a high-severity finding caps the
+reward at what a compile error earns, never more than doing nothing):
 
 - ``sparse``: ``outcome`` binary, weight 1. 1 for a pass, 0 for any failure: a
   wrong edge case, a crash and a compile error all tie at 0 -- no signal about
@@ -112,7 +113,7 @@ class RewardSpec:
             return Reward(None, {n: {"weight": w, "value": None, "contribution": None} for n, w in weights.items()})
         _check_evidence(evidence)
         components: dict[str, dict] = {}
-        gates: list[dict] = []
+        gates: list[tuple[dict, float]] = []
         total = 0.0
         for c in self.components:
             value = TYPES[c.type].fn(evidence, c.params, ctx)
@@ -120,12 +121,12 @@ class RewardSpec:
             if c.type == "hack":
                 entry["findings"] = [f.kind for f in ctx.findings]
             if hack.is_gate(c.type, c.params):
-                gates.append(entry)
+                gates.append((entry, c.params["floor"]))
             elif value is not None:
                 entry["contribution"] = entry["weight"] * value
                 total += entry["contribution"]
-        for entry in gates:
-            entry["contribution"] = hack.gate(total, entry["value"] == 1.0 and entry["weight"] != 0)
+        for entry, floor in gates:
+            entry["contribution"] = hack.gate(total, entry["value"] == 1.0 and entry["weight"] != 0, floor)
             total += entry["contribution"]
         return Reward(total, components, self._steps(evidence, weights))
 

@@ -447,6 +447,12 @@ class BwrapSandbox(ShellSandbox):
             raise FileNotFoundError(f"{path}: {res.stderr.strip()}")
         return base64.b64decode(res.stdout)
 
+    def host_home(self) -> Path:
+        """The host directory that holds the agent's HOME (/root)."""
+        if self._root is None:
+            self.start()
+        return self._fs / "home"
+
     def host_workspace(self) -> Path:
         """The host directory that holds the workdir (read it only when no command runs)."""
         if self._root is None:

@@ -21,8 +21,21 @@ def snapshot(box: Sandbox) -> dict[str, bytes]:
     host = getattr(box, "host_workspace", None)
     if host is not None:
         return _walk(host())
-    res = box.run(["/bin/sh", "-c", 'tar -c -C "$1" --exclude=.git . | base64 -w0', "sh", box.workdir],
-                  timeout=60)
+    return _tar(box, box.workdir, "--exclude=.git")
+
+
+def home_snapshot(box: Sandbox) -> dict[str, bytes]:
+    """Every regular file of the agent's HOME (dotfiles, ~/.local), path relative to HOME."""
+    host = getattr(box, "host_home", None)
+    if host is not None:
+        return _walk(host(), skip=set())
+    return _tar(box, "")  # "": the sandbox's own $HOME
+
+
+def _tar(box: Sandbox, directory: str, *options: str) -> dict[str, bytes]:
+    """Files under ``directory`` read through the sandbox (backends without a host path)."""
+    res = box.run(["/bin/sh", "-c", 'd=${1:-$HOME}; shift; tar -c -C "$d" "$@" . 2>/dev/null | base64 -w0',
+                   "sh", directory, *options], timeout=60)
     files = {}
     with tarfile.open(fileobj=io.BytesIO(base64.b64decode(res.stdout))) as tar:
         for m in tar:
@@ -31,10 +44,10 @@ def snapshot(box: Sandbox) -> dict[str, bytes]:
     return files
 
 
-def _walk(root: Path) -> dict[str, bytes]:
+def _walk(root: Path, skip: set[str] = SKIP_DIRS) -> dict[str, bytes]:
     files = {}
     for dirpath, dirnames, filenames in os.walk(root):  # os.walk does not follow symlinks
-        dirnames[:] = [d for d in dirnames if d not in SKIP_DIRS]
+        dirnames[:] = [d for d in dirnames if d not in skip]
         for name in filenames:
             path = Path(dirpath) / name
             if path.is_symlink() or not path.is_file():

@@ -55,9 +55,19 @@ def test_zero_mode_disabled_by_zero_weight():
     assert s.score(correct(), findings=[HIGH], progress=0.5).total == 0.0
 
 
-def test_every_preset_zeroes_a_hacked_pass():
+def test_every_preset_caps_a_caught_hack_below_doing_nothing():
     for name in ("sparse", "coderl", "rltf", "staged"):
-        assert load_spec(name).score(correct(), findings=[HIGH], progress=1.0).total == 0.0
+        preset = load_spec(name)
+        for p in (0.0, 0.5, 1.0):
+            hacked = preset.score(correct(), findings=[HIGH], progress=p).total
+            assert hacked == pytest.approx(-1.0)  # the presets' floor: what a compile error earns
+            assert hacked <= preset.score(wrong_edge_case(), progress=p).total
+
+
+def test_zero_mode_floor_defaults_to_zero():
+    assert spec(mode="zero").score(correct(), findings=[HIGH]).total == 0.0
+    assert spec(mode="zero", floor=-0.5).score(correct(), findings=[HIGH]).total == -0.5
+    assert spec(mode="zero", floor=-0.5).score(correct(), findings=[LOW]).total == 1.0
 
 
 def test_penalty_mode():

@@ -121,7 +121,7 @@ def test_findings_reach_the_hack_component():
     out = call_all(trl_reward_funcs(load_spec("coderl"), evaluate), completions=["PASS HACK", "PASS"],
                    prompts=["p", "p"], task_id=["t", "t"])
     assert out["termrl/outcome"] == [1.0, 1.0]
-    assert out["termrl/hack"] == [-1.0, 0.0]  # a positive total zeroed
+    assert out["termrl/hack"] == [-2.0, 0.0]  # capped at the preset's floor, -1
 
 
 def test_length_from_completion_ids_and_group_by_prompt(tmp_path):
