@@ -48,6 +48,9 @@ BASE_ENV = {
     "GIT_COMMITTER_EMAIL": "agent@termrl.local",
 }
 """The whole environment of a sandbox: built from scratch, nothing of the harness's leaks in."""
+LAUNCH_ENV = {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin"}
+"""The environment bubblewrap itself starts with. Its process is PID 1 of the sandbox and its
+/proc/1/environ is readable inside, so it must not carry the harness's variables either."""
 
 _ROOT_LINKS = ("bin", "sbin", "lib", "lib32", "lib64", "libx32")
 NAMESPACE_CAPS = ("CAP_CHOWN", "CAP_DAC_OVERRIDE", "CAP_FOWNER", "CAP_FSETID", "CAP_KILL", "CAP_SETGID",
@@ -224,7 +227,7 @@ class BwrapSandbox(ShellSandbox):
         argv = self._argv(self._fs / "tmp", self._fs / "home", [], self.workdir, self.env,
                           ["/bin/bash", "--noprofile", "--norc"])
         self._proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                      stderr=subprocess.PIPE, cwd="/", close_fds=True)
+                                      stderr=subprocess.PIPE, cwd="/", close_fds=True, env=LAUNCH_ENV)
         # handshake: proves the shell is up and learns which processes are the shell itself
         res = self._roundtrip(":", 30.0)
         if res.exit_code is None:
@@ -354,7 +357,7 @@ class BwrapSandbox(ShellSandbox):
             t0 = time.monotonic()
             ooms = self._oom_count()
             proc = subprocess.Popen(full, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                    stderr=subprocess.PIPE, cwd="/", close_fds=True)
+                                    stderr=subprocess.PIPE, cwd="/", close_fds=True, env=LAUNCH_ENV)
             try:
                 cap = read_until_markers(proc, None, t0 + timeout, self.limits.output_bytes,
                                          on_stop=proc.kill)

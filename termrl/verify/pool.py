@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Iterable, Mapping
 
 from termrl.protocols import Evidence, ExecResult, Files, Limits, StopReason, Task, TestKind
-from termrl.sandbox.bwrap import BwrapSandbox, SandboxError, _children
+from termrl.sandbox.bwrap import LAUNCH_ENV, BwrapSandbox, SandboxError, _children
 from termrl.verify import assemble, per_test_default, stages, verify
 
 SERVER = Path(__file__).with_name("forkserver.py")
@@ -63,7 +63,7 @@ class ForkServerSandbox(BwrapSandbox):
                           {**self.env, "PYTHONDONTWRITEBYTECODE": "1"},
                           ["python3", "-P", "-s", "-B", f"{stages.HARNESS_DIR}/forkserver.py"])
         self._proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                      stderr=subprocess.DEVNULL, cwd="/", close_fds=True)
+                                      stderr=subprocess.DEVNULL, cwd="/", close_fds=True, env=LAUNCH_ENV)
         line = self._read_line(60.0)
         if line is None or not json.loads(line).get("ready"):
             self._kill_all()

@@ -117,6 +117,16 @@ def test_harness_environment_is_invisible(box, monkeypatch):
         other.close()
     assert "sk-should-not-leak" not in out and "TERMRL_TEST_API_KEY" not in out
     assert "PATH=/usr/local/sbin:" in out
+    # nor in the environment of the sandbox's PID 1 (bubblewrap itself), readable inside
+    other = BwrapSandbox()
+    try:
+        init_env = other.exec("tr '\\0' '\\n' < /proc/1/environ").stdout
+        fresh_env = other.run("tr '\\0' '\\n' < /proc/1/environ").stdout
+    finally:
+        other.close()
+    for text in (init_env, fresh_env):
+        assert "sk-should-not-leak" not in text and "TERMRL_TEST_API_KEY" not in text
+        assert "HOME=/root/" not in text and "OLDPWD" not in text
 
 
 def test_infinite_loop_times_out(box):
