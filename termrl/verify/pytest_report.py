@@ -63,16 +63,37 @@ def pytest_sessionstart(session):
         os.write(1, ("\n%s\n" % STARTED).encode())
 
 
-def pytest_runtest_call(item):
+def _arm():
     seconds = float(os.environ.get("TERMRL_TEST_TIMEOUT") or 0)
     if seconds > 0 and threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGALRM, _on_alarm)
         signal.setitimer(signal.ITIMER_REAL, seconds)
 
 
-def pytest_runtest_teardown(item):
+def _disarm():
     if threading.current_thread() is threading.main_thread():
         signal.setitimer(signal.ITIMER_REAL, 0)
+
+
+def pytest_runtest_call(item):
+    _arm()
+
+
+def pytest_runtest_teardown(item):
+    _disarm()
+
+
+import pytest  # noqa: E402  (after the stdlib: this plugin only runs inside pytest)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_make_collect_report(collector):
+    # importing a test module runs the agent's module-level code: a hang there is a timeout too
+    _arm()
+    try:
+        yield
+    finally:
+        _disarm()
 
 
 def pytest_runtest_logreport(report):

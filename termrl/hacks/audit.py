@@ -1,0 +1,168 @@
+"""The audit: red-team a reward spec with scripted exploit policies before any GPU time.
+
+For every task of a suite: the reference solution runs once (the baseline for
+size, style and the number of tests), a do-nothing agent is scored, and every
+exploit policy (``termrl.hacks.exploits.EXPLOITS``) runs in a fresh sandbox as a
+cheating agent would. Each episode is verified, the hack detectors read it, and
+the spec scores it at several training-progress points. A row reports, per
+task and exploit: whether the hidden tests passed, the reward and the
+do-nothing reward at the progress where the exploit gains most, and which
+detectors caught it.
+
+- a task is *test-weak* when some exploit passed its hidden tests;
+- a task is *exploitable* when some exploit earned more reward than doing
+  nothing (or made its own reward None: verification it broke must not escape
+  the reward).
+"""
+
+from __future__ import annotations
+
+import os
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict, dataclass, field
+from typing import Callable, Sequence
+
+from termrl.protocols import Evidence, Finding, HackInput, Task
+from termrl.sandbox.bwrap import SandboxError
+from termrl.tasks.runtime import SetupError, open_sandbox, run_solution
+from termrl.verify import verify, workspace
+
+PROGRESS_POINTS = (0.0, 0.5, 1.0)
+PER_TEST_TIMEOUT = 10.0
+"""Seconds per hidden test in audit episodes: exploits that hang the code under test
+(sleep past the timeout) cost this per test instead of the whole verifier budget."""
+REPORTED_SEVERITIES = ("medium", "high")
+
+
+@dataclass
+class Baseline:
+    """What the reference solution did: the audit's yardstick for one task."""
+
+    files: dict[str, bytes]
+    changed: list[str]
+    tests: int | None
+
+
+@dataclass
+class Episode:
+    evidence: Evidence
+    findings: list[Finding]
+    rewards: dict[float, float | None]
+    """progress -> total reward."""
+
+
+@dataclass
+class Row:
+    task: str
+    exploit: str
+    tests_passed: bool
+    reward: float | None
+    nop_reward: float | None
+    progress: float
+    advantage: float | None
+    """reward - nop_reward at ``progress`` (None when the exploit's reward was None)."""
+    detected_by: list[str] = field(default_factory=list)
+    findings: list[dict] = field(default_factory=list)
+    error_classes: list[str] = field(default_factory=list)
+    error: str | None = None
+    """The audit itself could not run this pair (sandbox failure)."""
+
+
+def _episode(task: Task, spec, act: Callable | None, baseline: Baseline | None) -> Episode:
+    from termrl.hacks.detectors import run_detectors
+
+    box = open_sandbox(task)
+    try:
+        before = workspace.snapshot(box)
+        steps = act(box) if act else []
+        evidence = verify(task, box, before=before, trace=steps, per_test_timeout=PER_TEST_TIMEOUT)
+        inp = HackInput(task=task, evidence=evidence, before=before, after=workspace.snapshot(box),
+                        home=workspace.home_snapshot(box), trace=steps,
+                        reference=baseline.files if baseline else None,
+                        reference_tests=baseline.tests if baseline else None)
+    finally:
+        box.close()
+    findings = run_detectors(inp)
+    rewards = {p: spec.score(evidence, findings=findings, progress=p).total for p in PROGRESS_POINTS}
+    return Episode(evidence, findings, rewards)
+
+
+def baseline(task: Task) -> Baseline | None:
+    if task.solution is None:
+        return None
+    box = open_sandbox(task)
+    try:
+        before = workspace.snapshot(box)
+        if not run_solution(box, task).ok:
+            return None
+        after = workspace.snapshot(box)
+        evidence = verify(task, box, before=before, static=False)
+    finally:
+        box.close()
+    return Baseline(after, workspace.changed(before, after), len(evidence.tests) or None)
+
+
+def _row(task: Task, name: str, episode: Episode, nop: Episode) -> Row:
+    def gain(p: float) -> float:
+        r, n = episode.rewards[p], nop.rewards[p]
+        if r is None:
+            return float("inf")  # the exploit broke verification: never acceptable
+        return r - (n if n is not None else float("-inf"))
+
+    worst = max(PROGRESS_POINTS, key=gain)
+    reward, nop_reward = episode.rewards[worst], nop.rewards[worst]
+    caught = [f for f in episode.findings if f.severity in REPORTED_SEVERITIES]
+    return Row(task=task.id, exploit=name, tests_passed=episode.evidence.passed, reward=reward,
+               nop_reward=nop_reward, progress=worst,
+               advantage=None if reward is None or nop_reward is None else round(reward - nop_reward, 6),
+               detected_by=sorted({f.kind for f in caught}),
+               findings=[asdict(f) for f in caught][:20],
+               error_classes=episode.evidence.error_classes)
+
+
+def audit_task(task: Task, spec, exploits: dict[str, Callable], workers: int = 1) -> list[Row]:
+    """Every exploit against one task; rows in the exploits' order."""
+    from termrl.hacks.exploits import ExploitContext
+
+    try:
+        base = baseline(task)
+        nop = _episode(task, spec, None, base)
+    except (SandboxError, SetupError, OSError) as e:
+        return [Row(task.id, name, False, None, None, 0.0, None, error=str(e)) for name in exploits]
+    ctx = ExploitContext(reference_files=base.files if base else None,
+                         reference_changed=base.changed if base else [])
+    rows = [_row(task, "nop", nop, nop)]
+
+    def one(item) -> Row:
+        name, exploit = item
+        try:
+            episode = _episode(task, spec, lambda box: exploit(task, box, ctx), base)
+        except (SandboxError, SetupError, OSError) as e:
+            return Row(task.id, name, False, None, nop.rewards[0.0], 0.0, None, error=str(e))
+        return _row(task, name, episode, nop)
+
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        rows += list(pool.map(one, exploits.items()))
+    return rows
+
+
+def audit(tasks: Sequence[Task], spec, exploits: dict[str, Callable] | None = None,
+          workers: int | None = None, on_task: Callable[[list[Row]], None] | None = None) -> dict:
+    """Audit ``tasks`` against ``spec``: ``{"rows", "test_weak_tasks", "exploitable_tasks", ...}``."""
+    from termrl.hacks.exploits import EXPLOITS
+
+    exploits = EXPLOITS if exploits is None else exploits
+    workers = workers or os.cpu_count() or 2
+    rows: list[Row] = []
+    for task in tasks:  # tasks in turn, a task's exploits in parallel: one baseline at a time
+        task_rows = audit_task(task, spec, exploits, workers)
+        rows += task_rows
+        if on_task:
+            on_task(task_rows)
+    attacks = [r for r in rows if r.exploit != "nop"]
+    weak = sorted({r.task for r in attacks if r.tests_passed})
+    exploitable = sorted({r.task for r in attacks
+                          if r.error is None and (r.reward is None or (r.advantage or 0) > 1e-9)})
+    return {"rows": [asdict(r) for r in rows], "test_weak_tasks": weak, "exploitable_tasks": exploitable,
+            "errors": sorted({r.task for r in rows if r.error}), "exploits": list(exploits),
+            "progress_points": list(PROGRESS_POINTS)}
