@@ -104,6 +104,11 @@ def sweep_stale() -> None:
                 owner = int((d / "owner.pid").read_text())
             except (OSError, ValueError):
                 owner = -1
+                try:
+                    if time.time() - d.stat().st_mtime < 60:
+                        continue  # being created by another harness: owner.pid not written yet
+                except OSError:
+                    continue
             if owner > 0 and _pid_alive(owner):
                 continue
             _umount(d / "fs")
