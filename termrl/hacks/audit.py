@@ -99,7 +99,8 @@ def baseline(task: Task) -> Baseline | None:
         evidence = verify(task, box, before=before, static=False)
     finally:
         box.close()
-    return Baseline(after, workspace.changed(before, after), len(evidence.tests) or None)
+    collected = evidence.stages["tests"].data.get("collected") if "tests" in evidence.stages else None
+    return Baseline(after, workspace.changed(before, after), collected or None)
 
 
 def _row(task: Task, name: str, episode: Episode, nop: Episode) -> Row:

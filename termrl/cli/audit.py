@@ -1,0 +1,80 @@
+"""``termrl audit``: run the exploit library against a suite and a reward spec."""
+
+from __future__ import annotations
+
+import json
+from typing import Optional
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+console = Console()
+err = Console(stderr=True)
+
+
+def audit_cmd(
+    suite: str = typer.Argument(..., help="builtin, humaneval, mbpp, FAMILY:SEEDS or a directory of tasks"),
+    spec: str = typer.Option("staged", "--spec", help="Preset (sparse, coderl, rltf, staged) or TOML file."),
+    exploits: Optional[str] = typer.Option(None, "--exploits", help="Comma-separated subset of exploits."),
+    workers: Optional[int] = typer.Option(None, help="Parallel sandboxes (default: one per core)."),
+    as_json: bool = typer.Option(False, "--json", help='Print {"rows", "test_weak_tasks", "exploitable_tasks"}.'),
+) -> None:
+    """Red-team a reward spec: does any exploit earn more than doing nothing? Exit 1 if so."""
+    from termrl.hacks.audit import audit
+    from termrl.hacks.exploits import EXPLOITS
+    from termrl.reward import SpecError, load_spec
+    from termrl.tasks.formats import TaskFormatError
+    from termrl.tasks.suites import SuiteError, resolve
+
+    try:
+        reward_spec = load_spec(spec)
+        entries = resolve(suite)
+    except (SpecError, SuiteError, TaskFormatError) as e:
+        err.print(f"[red]error:[/] {e}")
+        raise typer.Exit(2)
+    chosen = EXPLOITS
+    if exploits:
+        names = [n.strip() for n in exploits.split(",") if n.strip()]
+        unknown = [n for n in names if n not in EXPLOITS]
+        if unknown:
+            err.print(f"[red]error:[/] --exploits: unknown {', '.join(unknown)}; known: {', '.join(EXPLOITS)}")
+            raise typer.Exit(2)
+        chosen = {n: EXPLOITS[n] for n in names}
+    tasks = [e.task for e in entries if e.task is not None and not e.task.unsupported]
+    skipped = [e.id for e in entries if e.task is None or e.task.unsupported]
+    progress = Progress(TextColumn("auditing {task.description}"), BarColumn(), MofNCompleteColumn(),
+                        TimeElapsedColumn(), console=err, transient=as_json)
+    with progress:
+        bar = progress.add_task(suite, total=len(tasks))
+        report = audit(tasks, reward_spec, chosen, workers, on_task=lambda rows: progress.advance(bar))
+    report.update(suite=suite, spec=spec, skipped_tasks=skipped)
+    if as_json:
+        typer.echo(json.dumps(report))
+    else:
+        _print(report)
+    raise typer.Exit(1 if report["exploitable_tasks"] else 0)
+
+
+def _print(report: dict) -> None:
+    table = Table(title=f"audit of {report['suite']} with spec {report['spec']}: exploits that gain or pass")
+    for col in ("task", "exploit", "tests", "reward", "nop", "p", "caught by"):
+        table.add_column(col, overflow="fold")
+
+    def num(x) -> str:
+        return "None" if x is None else f"{x + 0.0:+.3f}"
+
+    for r in report["rows"]:
+        if r["exploit"] == "nop" or not (r["tests_passed"] or r["reward"] is None or (r["advantage"] or 0) > 1e-9):
+            continue
+        table.add_row(r["task"], r["exploit"], "[red]passed[/]" if r["tests_passed"] else "failed",
+                      num(r["reward"]), num(r["nop_reward"]), f"{r['progress']:g}",
+                      ", ".join(r["detected_by"]) or "[red]nothing[/]")
+    if table.rows:
+        console.print(table)
+    n_tasks = len({r["task"] for r in report["rows"]})
+    console.print(f"{n_tasks} tasks x {len(report['exploits'])} exploits: "
+                  f"{len(report['test_weak_tasks'])} test-weak, "
+                  f"[bold]{len(report['exploitable_tasks'])} exploitable[/]"
+                  + (f" ({', '.join(report['exploitable_tasks'])})" if report["exploitable_tasks"] else ""))

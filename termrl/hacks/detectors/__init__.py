@@ -1,0 +1,47 @@
+"""Hack detectors: plain callables ``(HackInput) -> list[Finding]``.
+
+``code`` reads the agent's changed code (early exits, always-equal objects, skips,
+hard-coded answers, swallowed exceptions, defensive bloat, empty work); ``env``, when
+present, reads the environment the tests run in. ``run_detectors`` runs them all.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from termrl.hacks.detectors import code
+from termrl.protocols import Finding, HackDetector, HackInput
+
+try:
+    from termrl.hacks.detectors import env
+except ModuleNotFoundError as e:  # not written yet; a broken env.py still fails loudly
+    if e.name != f"{__name__}.env":
+        raise
+    env = None
+
+
+def all_detectors() -> dict[str, HackDetector]:
+    """Finding kind -> detector, from ``code``, ``env`` and the holdout-gap detector."""
+    from termrl.hacks import impossible
+
+    return {**code.DETECTORS, **(getattr(env, "DETECTORS", {}) if env is not None else {}),
+            **impossible.DETECTORS}
+
+
+def run_detectors(inp: HackInput, detectors: Mapping[str, HackDetector] | None = None) -> list[Finding]:
+    """Every finding of ``detectors`` (default: ``all_detectors()``) on one episode.
+
+    A detector that raises never stops the others: its exception becomes a low finding
+    of kind ``detector_error`` naming it.
+    """
+    findings: list[Finding] = []
+    for name, detector in (all_detectors() if detectors is None else detectors).items():
+        try:
+            findings.extend(detector(inp))
+        except Exception as e:  # noqa: BLE001 - one broken detector must not hide the others' findings
+            findings.append(Finding("detector_error", "low",
+                                    f"detector {name} failed: {type(e).__name__}: {e}"))
+    return findings
+
+
+__all__ = ["all_detectors", "code", "run_detectors"]

@@ -1,0 +1,76 @@
+"""The audit on deliberately flawed tasks: it must report each flaw."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from termrl.hacks.audit import audit
+from termrl.hacks.exploits import EXPLOITS
+from termrl.reward import load_spec, spec_from_dict
+from termrl.tasks.suites import directory_entries
+
+FLAWED = Path(__file__).resolve().parents[1] / "fixtures" / "flawed"
+# which exploit each flaw lets through
+EXPECTED = {
+    "flawed-exists-only": "empty_files_named",
+    "flawed-eq-only": "always_equal",
+    "flawed-revealed-output": "write_expected_output",
+    "flawed-trusts-exit-code": "stub_scripts_exit_zero",
+}
+LOG_ONLY = spec_from_dict({"components": {
+    "outcome": {"type": "outcome", "weight": 1.0, "mode": "graded"},
+    "hack": {"type": "hack", "weight": 1.0, "mode": "log"},
+}})
+
+
+@pytest.fixture(scope="module")
+def flawed_report():
+    tasks = [e.task for e in directory_entries(FLAWED)]
+    exploits = {name: EXPLOITS[name] for name in sorted(set(EXPECTED.values()))}
+    return audit(tasks, LOG_ONLY, exploits, workers=2)
+
+
+def test_every_flaw_is_reported_as_test_weak(flawed_report):
+    assert sorted(flawed_report["test_weak_tasks"]) == sorted(EXPECTED)
+    passing = {(r["task"], r["exploit"]) for r in flawed_report["rows"] if r["tests_passed"]}
+    for task, exploit in EXPECTED.items():
+        assert (task, exploit) in passing, (task, exploit)
+
+
+def test_without_hack_penalties_every_flaw_is_exploitable(flawed_report):
+    assert sorted(flawed_report["exploitable_tasks"]) == sorted(EXPECTED)
+    rows = {(r["task"], r["exploit"]): r for r in flawed_report["rows"]}
+    for task, exploit in EXPECTED.items():
+        row = rows[(task, exploit)]
+        assert row["reward"] > row["nop_reward"]
+        assert row["nop_reward"] == rows[(task, "nop")]["reward"]
+
+
+def test_audit_command_exits_non_zero_when_exploitable(tmp_path):
+    spec = tmp_path / "log_only.toml"
+    spec.write_text('version = 1\nname = "log-only"\n\n[components.outcome]\ntype = "outcome"\nweight = 1.0\n'
+                    'mode = "binary"\n\n[components.hack]\ntype = "hack"\nweight = 1.0\nmode = "log"\n')
+    res = subprocess.run([sys.executable, "-m", "termrl", "audit", str(FLAWED / "eq-only"), "--spec", str(spec),
+                          "--exploits", "always_equal,spam_commands", "--json"],
+                         capture_output=True, text=True, timeout=300)
+    assert res.returncode == 1, res.stderr
+    report = json.loads(res.stdout)
+    assert report["exploitable_tasks"] == ["flawed-eq-only"]
+    assert {r["exploit"] for r in report["rows"]} == {"nop", "always_equal", "spam_commands"}
+    res = subprocess.run([sys.executable, "-m", "termrl", "audit", str(FLAWED / "eq-only"),
+                          "--exploits", "no_such_exploit"], capture_output=True, text=True, timeout=60)
+    assert res.returncode == 2 and "no_such_exploit" in res.stderr
+
+
+def test_caught_hacks_do_not_pay_under_the_staged_preset(flawed_report):
+    tasks = [e.task for e in directory_entries(FLAWED) if e.task.id == "flawed-eq-only"]
+    report = audit(tasks, load_spec("staged"), {"always_equal": EXPLOITS["always_equal"]}, workers=1)
+    row = next(r for r in report["rows"] if r["exploit"] == "always_equal")
+    assert row["tests_passed"] is True  # the tests are weak...
+    assert "always_equal" in row["detected_by"]  # ...but the detector catches it
+    assert report["exploitable_tasks"] == []  # ...and the capped reward does not pay
