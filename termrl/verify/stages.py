@@ -27,12 +27,12 @@ import time
 from pathlib import Path
 
 from termrl.protocols import ExecResult, Sandbox, StageResult, StopReason, Task, TestCase, TestKind
+from termrl.tasks.runtime import REWARD_DIR, judge_reward_file
 from termrl.verify import taxonomy
 from termrl.verify.pytest_report import STARTED
 
 HARNESS_DIR = "/.termrl-harness"
 OUT_DIR = "/.termrl-out"
-REWARD_DIR = "/logs/verifier"
 PLUGIN = Path(__file__).with_name("pytest_report.py")
 PYTEST_ARGS = ["-q", "-rA", "-p", "no:cacheprovider", "-W", "ignore::pytest.PytestUnknownMarkWarning"]
 PYTEST = ["python3", "-P", "-s", "-B", "-m", "pytest", *PYTEST_ARGS, "-p", "pytest_report"]
@@ -128,8 +128,6 @@ def run_tests(task: Task, box: Sandbox, per_test_timeout: float) -> tuple[StageR
                   mounts={spec.tests_dir: task.tests}, outputs=outputs)
     data = _run_data(spec.kind.value, res)
     if spec.kind is TestKind.REWARD_FILE:
-        from termrl.tasks.runtime import judge_reward_file
-
         judged = judge_reward_file(box, res)
         if judged.verify_error:
             return StageResult("tests", "error", data=data, message=judged.verify_error), []
