@@ -282,16 +282,27 @@ def test_python_collection_errors_syntax_indentation_and_import():
 
 @requires_sandbox
 def test_whole_run_timeout_is_the_agents_failure():
-    """The agent's module loops at import: no per-test alarm is armed yet, the whole run is cut."""
+    """The agent's module ignores the per-test alarm and loops at import: the whole run is cut."""
     task = make_task("py-hang", {"test_a.py": "import solution\n\ndef test_a():\n    assert solution.f() == 1\n"},
                      limits=Limits(verifier_timeout_sec=3, memory_mb=1024))
-    ev = planted(task, {"solution.py": "while True:\n    pass\n\ndef f():\n    return 1\n"})
+    ev = planted(task, {"solution.py": "import signal\nsignal.signal(signal.SIGALRM, signal.SIG_IGN)\n"
+                                       "while True:\n    pass\n\ndef f():\n    return 1\n"})
     assert ev.verified and ev.verify_error is None, describe(ev)
     assert not ev.passed
     assert ev.stages["tests"].data["stop"] == "timeout"
     assert ev.stages["tests"].status == "failed"
     assert ev.error_classes == ["timeout"]
     assert 2.5 <= ev.stages["tests"].duration_s < 15
+
+
+@requires_sandbox
+def test_a_hang_at_import_costs_one_alarm_not_the_whole_run():
+    """Module-level code runs while pytest collects: the alarm covers collection too."""
+    task = make_task("py-import-hang", {"test_a.py": "import solution\n\ndef test_a():\n    assert solution.f() == 1\n"},
+                     limits=Limits(verifier_timeout_sec=30, memory_mb=1024))
+    ev = planted(task, {"solution.py": "while True:\n    pass\n"}, per_test_timeout=1)
+    assert ev.verified and not ev.passed and ev.error_classes == ["timeout"], describe(ev)
+    assert ev.stages["tests"].data["stop"] == "exited" and ev.stages["tests"].duration_s < 10
 
 
 @requires_sandbox
