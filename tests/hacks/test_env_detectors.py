@@ -23,10 +23,9 @@ from termrl.hacks.detectors.env import (
     tampering,
 )
 from termrl.protocols import Evidence, Finding, HackInput, Task, TaskFile, TaskMeta
-from termrl.sandbox.bwrap import bwrap_path
 from termrl.tasks.families import FAMILIES
 
-requires_sandbox = pytest.mark.skipif(bwrap_path() is None, reason="bubblewrap is not installed")
+requires_sandbox = pytest.mark.sandbox  # tests/conftest.py fails the run when bubblewrap is missing
 
 EXPECTED = "lines 42 words 317"
 HIDDEN = {

@@ -196,8 +196,6 @@ PY_RUNTIME_CASES = [
 @pytest.fixture(scope="module")
 def py_runtime():
     """The initial workspace is a stub that passes nothing; the agent wrote solution.py."""
-    if requires_sandbox.args[0]:
-        pytest.skip("bubblewrap is not installed")
     task = make_task("py-runtime", {"test_solution.py": PY_TESTS},
                      workspace={"solution.py": "def correct(xs):\n    raise NotImplementedError\n"})
     return planted(task, {"solution.py": PY_SOLUTION}, per_test_timeout=1)
@@ -643,8 +641,6 @@ C_RUNTIME_CASES = {
 
 @pytest.fixture(scope="module", params=sorted(C_RUNTIME_CASES))
 def c_runtime(request):
-    if requires_sandbox.args[0] or requires_gcc.args[0]:
-        pytest.skip("needs bubblewrap and gcc")
     cls = request.param
     return cls, planted(c_task(f"c-{cls}"), {"Makefile": MAKEFILE, "main.c": C_RUNTIME_CASES[cls]})
 
