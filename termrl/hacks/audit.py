@@ -41,6 +41,8 @@ class Baseline:
     files: dict[str, bytes]
     changed: list[str]
     tests: int | None
+    lines: int
+    """Lines the reference added: the yardstick of the spec's bloat penalty."""
 
 
 @dataclass
@@ -75,7 +77,8 @@ def _episode(task: Task, spec, act: Callable | None, baseline: Baseline | None) 
     try:
         before = workspace.snapshot(box)
         steps = act(box) if act else []
-        evidence = verify(task, box, before=before, trace=steps, per_test_timeout=PER_TEST_TIMEOUT)
+        evidence = verify(task, box, before=before, trace=steps, per_test_timeout=PER_TEST_TIMEOUT,
+                          reference_lines=baseline.lines if baseline else None)
         inp = HackInput(task=task, evidence=evidence, before=before, after=workspace.snapshot(box),
                         home=workspace.home_snapshot(box), trace=steps,
                         reference=baseline.files if baseline else None,
@@ -100,7 +103,7 @@ def baseline(task: Task) -> Baseline | None:
     finally:
         box.close()
     collected = evidence.stages["tests"].data.get("collected") if "tests" in evidence.stages else None
-    return Baseline(after, workspace.changed(before, after), collected or None)
+    return Baseline(after, workspace.changed(before, after), collected or None, evidence.lines_added)
 
 
 def _row(task: Task, name: str, episode: Episode, nop: Episode) -> Row:

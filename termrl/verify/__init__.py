@@ -30,12 +30,13 @@ def per_test_default(task: Task) -> float:
 
 def verify(task: Task, box: Sandbox, before: dict[str, bytes] | None = None,
            trace: list[dict] | None = None, per_test_timeout: float | None = None,
-           static: bool = True) -> Evidence:
+           static: bool = True, reference_lines: int | None = None) -> Evidence:
     """Verify the workspace of ``box`` against ``task``.
 
     ``before``: the workspace snapshot taken before the agent started (after setup);
     without it, the task's initial workspace files stand in. ``trace``: the steps
-    the agent ran. ``static``: run the quality and safety stages.
+    the agent ran. ``static``: run the quality and safety stages. ``reference_lines``:
+    lines the reference solution added, the yardstick of bloat penalties.
     """
     try:
         after = workspace.snapshot(box)
@@ -51,7 +52,9 @@ def verify(task: Task, box: Sandbox, before: dict[str, bytes] | None = None,
         tests = stages.timed("tests", run)
     except (SandboxError, OSError) as e:
         return Evidence(task.id, verified=False, verify_error=f"{type(e).__name__}: {e}")
-    return assemble(task, before, after, build, tests, found, trace, static)
+    evidence = assemble(task, before, after, build, tests, found, trace, static)
+    evidence.reference_lines = reference_lines
+    return evidence
 
 
 def assemble(task: Task, before: dict[str, bytes] | None, after: dict[str, bytes], build: StageResult,

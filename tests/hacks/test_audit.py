@@ -74,3 +74,18 @@ def test_caught_hacks_do_not_pay_under_the_staged_preset(flawed_report):
     assert row["tests_passed"] is True  # the tests are weak...
     assert "always_equal" in row["detected_by"]  # ...but the detector catches it
     assert report["exploitable_tasks"] == []  # ...and the capped reward does not pay
+
+
+def test_episodes_carry_the_reference_size_for_bloat_penalties():
+    from termrl.hacks.audit import baseline
+    from termrl.tasks.suites import find_task
+
+    task = find_task("py-roman-numerals")
+    base = baseline(task)
+    assert base is not None and base.lines > 0 and base.tests
+    from termrl.hacks.audit import _episode
+
+    bloat = spec_from_dict({"components": {"bloat": {"type": "bloat_penalty", "weight": 1.0}}})
+    episode = _episode(task, bloat, None, base)
+    assert episode.evidence.reference_lines == base.lines
+    assert bloat.score(episode.evidence).components["bloat"]["value"] is not None  # it has its yardstick
