@@ -370,3 +370,148 @@ class Reward:
     """name -> {"weight": w, "value": v, "contribution": w * v} (value None when unavailable)."""
     steps: list[float] = field(default_factory=list)
     """Per-step process rewards, when the spec has process terms."""
+
+
+# --------------------------------------------------------------------------- episodes
+
+
+class ActionKind(str, enum.Enum):
+    COMMAND = "command"
+    """Run ``command`` in the sandbox's persistent shell (cwd and variables persist)."""
+    WRITE = "write"
+    """Write ``content`` to ``path`` (relative to the workdir, or absolute)."""
+    SUBMIT = "submit"
+    """The agent declares it is done: the episode ends and is verified."""
+
+
+@dataclass(frozen=True)
+class Action:
+    kind: ActionKind
+    command: str = ""
+    path: str = ""
+    content: str = ""
+
+    def to_dict(self) -> dict:
+        return {"kind": self.kind.value, "command": self.command, "path": self.path, "content": self.content}
+
+
+class Ending(str, enum.Enum):
+    """How an episode ended (Gymnasium: ``submitted`` terminates, the limits truncate)."""
+
+    SUBMITTED = "submitted"
+    """The agent submitted, or replied with no action."""
+    STEP_LIMIT = "step_limit"
+    TIME_LIMIT = "time_limit"
+    TOKEN_LIMIT = "token_limit"
+    FORMAT_ERRORS = "format_errors"
+    """Too many consecutive unparseable replies."""
+    ERROR = "error"
+    """The harness failed (sandbox, policy endpoint): recorded, never the agent's fault."""
+
+    @property
+    def truncated(self) -> bool:
+        return self in (Ending.STEP_LIMIT, Ending.TIME_LIMIT, Ending.TOKEN_LIMIT)
+
+
+@dataclass
+class Reply:
+    """What a policy produced for one turn: the text the environment parses, and when the
+    policy knows them, the generated token ids and their log-probabilities."""
+
+    text: str
+    tokens: list[int] | None = None
+    logprobs: list[float] | None = None
+    prompt_tokens: int | None = None
+    """Length of the prompt the reply was generated from (tokens), when known."""
+    gen_s: float = 0.0
+    """Wall seconds spent generating this reply."""
+
+
+@dataclass(frozen=True)
+class Turn:
+    """One request to a policy: the conversation so far (OpenAI chat messages, the first one
+    the system prompt) and the episode it belongs to (scripted policies key on the task)."""
+
+    messages: list[dict]
+    task: "Task"
+    step: int
+    """0-based index of the step this reply will become."""
+    sample: int = 0
+
+
+@runtime_checkable
+class Policy(Protocol):
+    """Produces replies for a batch of turns, in order. Scripted, Hugging Face, OpenAI-compatible.
+
+    Batching is the policy's business: the rollout runner hands over every turn that is
+    ready, a local model generates them together, an endpoint sends them concurrently."""
+
+    name: str
+
+    def generate(self, turns: Sequence[Turn]) -> list[Reply]: ...
+
+
+TRAJECTORY_VERSION = 1
+
+
+@dataclass
+class StepRecord:
+    """One step of an episode, as stored in a trajectory."""
+
+    index: int
+    reply: str
+    """The policy's raw text."""
+    action: dict | None
+    """``Action.to_dict()``, or None for a format error."""
+    observation: str
+    """What the agent saw next (truncated head and tail to the observation budget)."""
+    format_error: str | None = None
+    exit_code: int | None = None
+    timed_out: bool = False
+    stop: str | None = None
+    output_bytes: int = 0
+    """Size of the full output before truncation."""
+    gen_s: float = 0.0
+    env_s: float = 0.0
+    tokens: list[int] | None = None
+    logprobs: list[float] | None = None
+    prompt_tokens: int | None = None
+
+    def trace(self) -> dict:
+        """The shape the verifier's trace stage and the hack detectors read."""
+        a = self.action or {}
+        command = a.get("command") if a.get("kind") == "command" else (
+            f"write {a.get('path')}" if a.get("kind") == "write" else None)
+        return {"command": command, "exit_code": self.exit_code, "timed_out": self.timed_out,
+                "output": self.observation, "output_bytes": self.output_bytes,
+                "format_error": self.format_error, "action": a.get("kind")}
+
+
+@dataclass
+class Trajectory:
+    """One episode, end to end: every step, the evidence, findings and reward breakdown.
+
+    ``episode_id`` is ``{task_id}#{seed}#{sample}``: unique in a run and stable across
+    resumes. Persisted as one Parquet row per episode (``termrl.rollout.store``)."""
+
+    episode_id: str
+    task_id: str
+    policy: str
+    seed: int | None = None
+    split: str = "test"
+    sample: int = 0
+    family: str | None = None
+    steps: list[StepRecord] = field(default_factory=list)
+    ending: str = Ending.ERROR.value
+    error: str | None = None
+    """The harness failure that ended the episode (Ending.ERROR), with its type."""
+    passed: bool = False
+    reward: float | None = None
+    components: dict[str, dict] = field(default_factory=dict)
+    evidence: dict | None = None
+    findings: list[dict] = field(default_factory=list)
+    timing: dict[str, float] = field(default_factory=dict)
+    """Phase -> wall seconds (generation, environment, verification, reward, detection)."""
+    started: float = 0.0
+    """Unix time."""
+    version: int = TRAJECTORY_VERSION
