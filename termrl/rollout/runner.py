@@ -1,0 +1,196 @@
+"""Run tasks x samples episodes of a policy, each in its own sandbox, on a worker pool.
+
+- **Back-pressure:** at most ``workers`` episodes (so sandboxes) are alive at once; the
+  next starts when one finishes.
+- **Batching:** episode threads hand their turns to one ``Batcher``; it gives the policy
+  every turn that is ready (up to ``max_batch``), so a local model generates for all
+  live episodes together and an endpoint gets them concurrently.
+- **Failures:** an episode whose sandbox, policy or verifier fails is recorded with
+  ``ending = "error"`` and the error; the run goes on.
+- **Persistence and resume:** each finished episode is written to the run's
+  ``TrajectoryStore`` at once (atomically). Episodes whose id is already stored are
+  skipped, so a killed run resumes without redoing or duplicating any.
+- **Accounting:** generation, environment, verification, detection and reward time go
+  to the run's ``Accountant``; each trajectory carries its own split in ``timing``.
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import asdict, dataclass, field
+
+from termrl.env import EnvConfig, TerminalEnv
+from termrl.protocols import Ending, Policy, Reply, Task, Trajectory, Turn
+from termrl.rollout.accounting import Accountant
+
+
+@dataclass
+class RolloutConfig:
+    """How a set of episodes is run."""
+
+    samples: int = 1
+    """Episodes per task (pass@k needs k or more)."""
+    workers: int = 2
+    """Episodes alive at once, each with its own sandbox."""
+    max_batch: int | None = None
+    """Most turns per policy call; default ``workers``."""
+    batch_window_s: float = 0.02
+    """How long the batcher waits for more turns once one is ready."""
+    spec: str | object = "staged"
+    """Reward spec (preset name, TOML path or ``RewardSpec``) scoring each episode."""
+    progress: float = 1.0
+    """Training progress the spec's schedules are evaluated at (1.0: the end, for evaluation)."""
+    env: EnvConfig = field(default_factory=EnvConfig)
+
+
+def episode_id(task: Task, sample: int) -> str:
+    """Unique in a run, stable across resumes."""
+    return f"{task.id}#{task.meta.seed if task.meta.seed is not None else ''}#{sample}"
+
+
+class Batcher:
+    """Collects turns from episode threads and answers them with one policy call per batch."""
+
+    def __init__(self, policy: Policy, max_batch: int, window_s: float, accountant: Accountant):
+        self.policy, self.max_batch, self.window_s, self.accountant = policy, max_batch, window_s, accountant
+        self._queue: queue.Queue[tuple[Turn, Future] | None] = queue.Queue()
+        self._active = 0
+        self._lock = threading.Lock()
+        self._thread = threading.Thread(target=self._loop, name="termrl-batcher", daemon=True)
+        self._thread.start()
+
+    def enter(self) -> None:
+        with self._lock:
+            self._active += 1
+
+    def leave(self) -> None:
+        with self._lock:
+            self._active -= 1
+
+    def __call__(self, turn: Turn) -> Reply:
+        future: Future = Future()
+        self._queue.put((turn, future))
+        return future.result()
+
+    def close(self) -> None:
+        self._queue.put(None)
+        self._thread.join(timeout=10)
+
+    def _loop(self) -> None:
+        while True:
+            item = self._queue.get()
+            if item is None:
+                return
+            batch = [item]
+            deadline = time.monotonic() + self.window_s
+            while len(batch) < self.max_batch:
+                with self._lock:
+                    if len(batch) >= self._active:
+                        break  # every live episode is waiting: no reason to wait longer
+                try:
+                    more = self._queue.get(timeout=max(deadline - time.monotonic(), 0))
+                except queue.Empty:
+                    break
+                if more is None:
+                    self._queue.put(None)
+                    break
+                batch.append(more)
+            self._answer(batch)
+
+    def _answer(self, batch: list[tuple[Turn, Future]]) -> None:
+        started = time.perf_counter()
+        try:
+            with self.accountant.phase("generation"):
+                replies = self.policy.generate([turn for turn, _ in batch])
+            if len(replies) != len(batch):
+                raise RuntimeError(f"policy {self.policy.name} returned {len(replies)} replies for "
+                                   f"{len(batch)} turns")
+        except Exception as e:  # noqa: BLE001 - handed to each waiting episode, which records it
+            for _, future in batch:
+                future.set_exception(e)
+            return
+        elapsed = time.perf_counter() - started
+        for (turn, future), reply in zip(batch, replies):
+            if not reply.gen_s:
+                reply.gen_s = elapsed / len(batch)
+            self.accountant.add_episode(_turn_id(turn), "generation", reply.gen_s)
+            future.set_result(reply)
+
+
+def _turn_id(turn: Turn) -> str:
+    return episode_id(turn.task, turn.sample)
+
+
+def run_episode(task: Task, sample: int, policy_name: str, ask: Callable[[Turn], Reply],
+                config: RolloutConfig, spec, accountant: Accountant) -> Trajectory:
+    """One episode, never raising: a harness failure is recorded in the trajectory."""
+    eid = episode_id(task, sample)
+    traj = Trajectory(episode_id=eid, task_id=task.id, policy=policy_name, seed=task.meta.seed,
+                      split=task.meta.split, sample=sample, family=task.meta.family or None, started=time.time())
+    env = TerminalEnv(config.env, spec=spec, progress=config.progress,
+                      phase=lambda name: accountant.phase(name, eid))
+    try:
+        env.reset(task)
+        while True:
+            reply = ask(Turn(list(env.messages), task, len(env.steps), sample))
+            _, reward, terminated, truncated, info = env.step(reply)
+            if terminated or truncated:
+                break
+        evidence, result = info["evidence"], info["reward"]
+        traj.ending = info["ending"].value
+        traj.passed = bool(evidence.passed)
+        traj.reward = reward
+        traj.components = result.components if result is not None else {}
+        traj.evidence = evidence.to_dict()
+        traj.findings = [asdict(f) for f in info["findings"]]
+        if not evidence.verified:
+            traj.error = f"verification failed: {evidence.verify_error}"
+    except Exception as e:  # noqa: BLE001 - the run goes on; the failure is in the record
+        traj.ending, traj.error = Ending.ERROR.value, f"{type(e).__name__}: {e}"
+    finally:
+        env.close()
+    traj.steps = env.steps
+    traj.timing = accountant.episode_timing(eid, pop=True)
+    return traj
+
+
+def run_rollouts(tasks: Sequence[Task], policy: Policy, config: RolloutConfig | None = None, *,
+                 store=None, accountant: Accountant | None = None,
+                 on_episode: Callable[[Trajectory], None] | None = None) -> list[Trajectory]:
+    """Every (task, sample) episode not already in ``store``; returns the new trajectories."""
+    from termrl.reward.spec import load_spec
+
+    config = config or RolloutConfig()
+    spec = load_spec(config.spec) if isinstance(config.spec, str) else config.spec
+    accountant = accountant or Accountant()
+    done = store.done_ids() if store is not None else set()
+    todo = [(t, s) for t in tasks for s in range(config.samples) if episode_id(t, s) not in done]
+    batcher = Batcher(policy, config.max_batch or config.workers, config.batch_window_s, accountant)
+    results: list[Trajectory] = []
+    lock = threading.Lock()
+
+    def one(item: tuple[Task, int]) -> None:
+        task, sample = item
+        batcher.enter()
+        try:
+            traj = run_episode(task, sample, policy.name, batcher, config, spec, accountant)
+        finally:
+            batcher.leave()
+        with lock:
+            if store is not None:
+                store.write([traj])
+            results.append(traj)
+            if on_episode:
+                on_episode(traj)
+
+    try:
+        with ThreadPoolExecutor(max_workers=max(config.workers, 1), thread_name_prefix="termrl-episode") as pool:
+            for future in [pool.submit(one, item) for item in todo]:
+                future.result()
+    finally:
+        batcher.close()
+    return results

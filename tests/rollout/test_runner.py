@@ -1,0 +1,85 @@
+"""The rollout runner: episodes on a worker pool, batching, failures recorded, resume from the store."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from termrl.policies.scripted import NopPolicy, OraclePolicy
+from termrl.protocols import Reply
+from termrl.rollout.accounting import Accountant
+from termrl.rollout.runner import RolloutConfig, episode_id, run_rollouts
+from termrl.rollout.store import TrajectoryStore
+from termrl.tasks.suites import find_task
+
+pytestmark = pytest.mark.sandbox
+
+TASKS = ["shell-count-errors", "py-roman-numerals", "logs-count-7"]
+
+
+@pytest.fixture(scope="module")
+def tasks():
+    return [find_task(t) for t in TASKS]
+
+
+def test_oracle_passes_and_nop_fails_with_full_records(tasks, tmp_path):
+    store = TrajectoryStore(tmp_path / "run")
+    acc = Accountant()
+    with acc:
+        got = run_rollouts(tasks, OraclePolicy(), RolloutConfig(samples=2, workers=2), store=store, accountant=acc)
+    assert sorted(t.episode_id for t in got) == sorted(episode_id(t, s) for t in tasks for s in (0, 1))
+    assert all(t.passed and t.ending == "submitted" and t.reward > 0 for t in got)
+    first = got[0]
+    assert [s.action["kind"] for s in first.steps] == ["write", "command", "submit"]
+    assert first.evidence["passed"] and first.components["outcome"]["value"] == 1.0
+    assert first.timing["verification"] > 0 and first.timing["environment"] > 0
+    assert {t.episode_id for t in store.read()} == {t.episode_id for t in got}
+    summary = acc.summary()
+    total = sum(p["wall_s"] for p in summary["phases"].values())
+    assert total == pytest.approx(summary["wall_s"], rel=0.05)
+
+    nops = run_rollouts(tasks, NopPolicy(), RolloutConfig(workers=2))
+    assert all(not t.passed and t.ending == "submitted" for t in nops)
+    assert all(any(f["kind"] == "empty_work" for f in t.findings) for t in nops)
+
+
+class Flaky:
+    """Fails whenever a turn of the py task is in the batch: the harness's fault, not the agent's."""
+
+    name = "flaky"
+
+    def __init__(self):
+        self.batches: list[int] = []
+        self.lock = threading.Lock()
+
+    def generate(self, turns):
+        with self.lock:
+            self.batches.append(len(turns))
+        if any(t.task.id == "py-roman-numerals" for t in turns):
+            raise ConnectionError("endpoint went away")
+        return [Reply('<tool_call>{"name": "submit", "arguments": {}}</tool_call>') for _ in turns]
+
+
+def test_a_failing_episode_is_recorded_and_the_run_goes_on(tasks):
+    got = {t.task_id: t for t in run_rollouts(tasks, Flaky(), RolloutConfig(workers=1))}
+    assert set(got) == set(TASKS)
+    bad = got["py-roman-numerals"]
+    assert bad.ending == "error" and "ConnectionError: endpoint went away" in bad.error and bad.reward is None
+    assert got["shell-count-errors"].ending == "submitted" and got["shell-count-errors"].error is None
+
+
+def test_turns_of_live_episodes_are_batched(tasks):
+    policy = Flaky()
+    run_rollouts([tasks[0], tasks[2]], policy, RolloutConfig(samples=2, workers=4, batch_window_s=0.5))
+    assert max(policy.batches) >= 2  # several live episodes answered by one policy call
+    assert sum(policy.batches) == 4
+
+
+def test_resume_skips_stored_episodes(tasks, tmp_path):
+    store = TrajectoryStore(tmp_path / "run")
+    run_rollouts(tasks[:1], NopPolicy(), RolloutConfig(samples=2), store=store)
+    again = run_rollouts(tasks[:2], NopPolicy(), RolloutConfig(samples=2), store=store)
+    assert sorted(t.episode_id for t in again) == sorted(episode_id(tasks[1], s) for s in (0, 1))
+    ids = [t.episode_id for t in store.read()]
+    assert len(ids) == len(set(ids)) == 4
