@@ -1,0 +1,113 @@
+"""``termrl eval``: run a policy on a suite and report pass@k, rewards, hacks and bad cases."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Optional
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+console = Console()
+err = Console(stderr=True)
+
+RESUME_KEYS = ("policy", "model", "suite", "spec", "samples")
+"""What must match for ``--resume`` to continue a run instead of mixing two."""
+
+
+def _fail(message: str) -> None:
+    err.print(f"[red]error:[/] {message}")
+    raise typer.Exit(2)
+
+
+def eval_cmd(
+    policy: str = typer.Option(..., "--policy", help="oracle, nop, script:FILE, hf:PATH or openai:BASE_URL."),
+    suite: str = typer.Option(..., "--suite", help="builtin, humaneval, mbpp, FAMILY:SEEDS or a directory."),
+    spec: str = typer.Option("staged", "--spec", help="Reward spec: preset name or TOML file."),
+    k: int = typer.Option(1, "-k", help="Report pass@k for this k (and pass@1)."),
+    samples: Optional[int] = typer.Option(None, "--samples", help="Episodes per task (default: k)."),
+    out: Optional[Path] = typer.Option(None, "--out", help="Run directory for trajectories (Parquet)."),
+    resume: bool = typer.Option(False, "--resume", help="Finish the run in --out without redoing episodes."),
+    as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
+    model: Optional[str] = typer.Option(None, "--model", help="Model name an openai: endpoint serves."),
+    workers: int = typer.Option(2, "--workers", help="Episodes (sandboxes) alive at once."),
+    max_steps: Optional[int] = typer.Option(None, "--max-steps", help="Replies per episode (default: task's)."),
+    temperature: Optional[float] = typer.Option(None, "--temperature", help="Sampling temperature (model policies)."),
+    max_new_tokens: Optional[int] = typer.Option(None, "--max-new-tokens", help="Tokens per reply (model policies)."),
+    backend: str = typer.Option("bwrap", "--backend", help="Sandbox backend: bwrap, docker or local."),
+) -> None:
+    """Evaluate POLICY on SUITE: pass@1, pass@k, rewards, hack findings, error classes, bad cases."""
+    from termrl.env import EnvConfig
+    from termrl.eval import bad_cases, render_bad_cases, render_summary, summarize
+    from termrl.policies import make_policy
+    from termrl.reward import SpecError, load_spec
+    from termrl.rollout import store as stores
+    from termrl.rollout.accounting import Accountant
+    from termrl.rollout.runner import RolloutConfig, run_rollouts
+    from termrl.tasks.formats import TaskFormatError
+    from termrl.tasks.suites import SuiteError, resolve
+
+    samples = samples if samples is not None else k
+    if k < 1 or samples < 1:
+        _fail("-k and --samples must be at least 1")
+    if k > samples:
+        _fail(f"-k {k} needs at least {k} samples per task; pass --samples {k} or more")
+    if resume and out is None:
+        _fail("--resume needs --out DIR, the run directory to finish")
+    out = out or Path("runs") / f"eval-{time.strftime('%Y%m%d-%H%M%S')}"
+    meta = {"policy": policy, "model": model, "suite": suite, "spec": spec, "samples": samples}
+    try:
+        old = stores.read_meta(out)
+    except stores.StoreError as e:
+        _fail(str(e))
+    if old is not None and not resume:
+        _fail(f"{out} already holds a run; pass --resume to finish it or choose another --out")
+    if old is not None:
+        changed = [key for key in RESUME_KEYS if old.get(key) != meta[key]]
+        if changed:
+            _fail(f"{out / stores.META_NAME} was made with different settings ({', '.join(changed)}: "
+                  + ", ".join(f"{old.get(key)!r} now {meta[key]!r}" for key in changed)
+                  + "); resume with the same ones or choose another --out")
+    options = {key: value for key, value in (("temperature", temperature), ("max_new_tokens", max_new_tokens))
+               if value is not None}
+    try:
+        reward_spec = load_spec(spec)
+        entries = resolve(suite)
+        agent = make_policy(policy, model=model, **options)
+    except (SpecError, SuiteError, TaskFormatError, ValueError, OSError) as e:
+        _fail(str(e))
+    tasks = [e.task for e in entries if e.task is not None and not e.task.unsupported]
+    skipped = [e.id for e in entries if e.task is None or e.task.unsupported]
+    store = stores.TrajectoryStore(out)
+    stores.write_meta(out, {**meta, "k": k, "started": old["started"] if old else time.time()})
+    config = RolloutConfig(samples=samples, workers=workers, spec=reward_spec,
+                           env=EnvConfig(max_steps=max_steps, backend=backend))
+    accountant = Accountant()
+    already = len(store.done_ids())
+    progress = Progress(TextColumn("eval {task.description}"), BarColumn(), MofNCompleteColumn(),
+                        TimeElapsedColumn(), TextColumn("{task.fields[last]}"), console=err, transient=as_json)
+    with progress:
+        bar = progress.add_task(f"{policy} on {suite}", total=len(tasks) * samples, completed=already, last="")
+
+        def advance(traj) -> None:
+            mark = "pass" if traj.passed else (traj.ending if traj.ending != "submitted" else "fail")
+            progress.update(bar, advance=1, last=f"{traj.task_id}: {mark}")
+
+        with accountant:
+            run_rollouts(tasks, agent, config, store=store, accountant=accountant, on_episode=advance)
+    trajectories = store.read()
+    summary = summarize(trajectories, ks=sorted({1, k}))
+    summary.update(out=str(out), policy=policy, suite=suite, spec=spec, skipped_tasks=skipped,
+                   compute=accountant.summary(), bad_cases=bad_cases(trajectories))
+    (out / "_summary.json").write_text(json.dumps(summary, indent=1, default=str))
+    if as_json:
+        typer.echo(json.dumps(summary, default=str))
+        return
+    console.print(render_summary(summary))
+    if summary["bad_cases"]:
+        console.print(render_bad_cases(summary["bad_cases"]))
+    console.print(accountant.as_table())
+    console.print(f"trajectories: {out}")

@@ -1,0 +1,103 @@
+"""``termrl eval`` as a user runs it: scripted policies, JSON, format errors, kill -9 and --resume."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+
+pytestmark = pytest.mark.sandbox
+
+
+def termrl(*args: str, timeout: float = 600) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "termrl", *args], capture_output=True, text=True,
+                          timeout=timeout)
+
+
+def stored_ids(run: Path) -> list[str]:
+    """Every stored episode id, duplicates included (read the parts raw, not through the store)."""
+    return [i for part in sorted(run.glob("*.parquet")) for i in pq.read_table(part, columns=["episode_id"])
+            .column("episode_id").to_pylist()]
+
+
+def test_oracle_passes_and_nop_fails_in_json(tmp_path):
+    res = termrl("eval", "--policy", "oracle", "--suite", "logs-count:0-2", "--out", str(tmp_path / "o"), "--json")
+    assert res.returncode == 0, res.stderr
+    data = json.loads(res.stdout)
+    assert data["pass@1"] == 1.0 and len(data["tasks"]) == 3
+    task = data["tasks"][0]
+    assert task["passed"] is True and task["reward"] > 0 and "outcome" in task["components"]
+    assert sum(p["wall_s"] for p in data["compute"]["phases"].values()) == \
+        pytest.approx(data["compute"]["wall_s"], rel=0.05)
+    res = termrl("eval", "--policy", "nop", "--suite", "logs-count:0-2", "--out", str(tmp_path / "n"), "--json")
+    data = json.loads(res.stdout)
+    assert data["pass@1"] == 0.0 and all(t["passed"] is False for t in data["tasks"])
+    assert {f["kind"] for f in data["tasks"][0]["findings"]} == {"empty_work"}
+    assert all(f["severity"] in ("low", "medium", "high") for f in data["tasks"][0]["findings"])
+
+
+def test_pass_at_k_and_heldout_split(tmp_path):
+    res = termrl("eval", "--policy", "oracle", "--suite", "logs-count:heldout:0-1", "-k", "2", "--samples", "2",
+                 "--out", str(tmp_path / "r"), "--json")
+    data = json.loads(res.stdout)
+    assert data["pass@k"]["2"] == 1.0 and set(data["splits"]) == {"heldout"}
+    assert data["episodes"] == 4
+
+
+def test_malformed_tool_calls_and_fences_are_format_error_steps(tmp_path):
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps([
+        '<tool_call>{"name": "bash", "arguments": {"command": "ls"}',  # not closed
+        "```bash\necho unclosed\n",  # unclosed fence
+        "```bash\necho fenced > fenced.txt\n```",
+        '<tool_call>{"name": "bash", "arguments": {"cmd": "cat fenced.txt"}}</tool_call>',
+        "<tool_call>not json</tool_call>",
+        "done",
+    ]))
+    out = tmp_path / "run"
+    res = termrl("eval", "--policy", f"script:{script}", "--suite", "logs-count:0", "--out", str(out), "--json")
+    assert res.returncode == 0, res.stderr
+    from termrl.rollout.store import read
+
+    (traj,) = read(out)
+    errors = [bool(s.format_error) for s in traj.steps]
+    assert errors == [True, True, False, False, True, False]
+    assert traj.steps[3].observation.startswith("exit code 0\nfenced")
+    assert traj.ending == "submitted" and not traj.passed
+
+
+def test_bad_policy_and_resume_without_out_are_clear_errors(tmp_path):
+    res = termrl("eval", "--policy", "gpt5", "--suite", "builtin")
+    assert res.returncode == 2 and "unknown policy 'gpt5'" in res.stderr and "Traceback" not in res.stderr
+    res = termrl("eval", "--policy", "nop", "--suite", "builtin", "--resume")
+    assert res.returncode == 2 and "--resume needs --out" in res.stderr
+    res = termrl("eval", "--policy", "nop", "--suite", "builtin", "-k", "3", "--samples", "2")
+    assert res.returncode == 2 and "--samples 3" in res.stderr
+
+
+def test_kill_9_then_resume_gives_every_episode_once(tmp_path):
+    out = tmp_path / "run"
+    args = ["eval", "--policy", "oracle", "--suite", "logs-count:0-9", "--workers", "1", "--out", str(out), "--json"]
+    proc = subprocess.Popen([sys.executable, "-m", "termrl", *args], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL, start_new_session=True)
+    deadline = time.time() + 120
+    while len(list(out.glob("*.parquet"))) < 3 and time.time() < deadline and proc.poll() is None:
+        time.sleep(0.05)
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    before = stored_ids(out)
+    assert 3 <= len(before) < 10, "the run was not interrupted midway"
+    res = termrl(*args, "--resume")
+    assert res.returncode == 0, res.stderr
+    ids = stored_ids(out)
+    assert sorted(ids) == sorted(f"logs-count-{s}#{s}#0" for s in range(10))  # all, none twice
+    assert json.loads(res.stdout)["episodes"] == 10
+    res = termrl("eval", "--policy", "nop", "--suite", "logs-count:0-9", "--out", str(out), "--resume")
+    assert res.returncode == 2 and "different settings" in res.stderr
