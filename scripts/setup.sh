@@ -27,5 +27,5 @@ if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/null 2>&1; then
 else
   .venv/bin/pip install -q --disable-pip-version-check torch==2.13.0  # the CPU build
 fi
-.venv/bin/pip install -q --disable-pip-version-check -e '.[dev,train]'
+.venv/bin/pip install -q --disable-pip-version-check -e '.[dev,train,ray]'
 echo "setup: done. termrl is at .venv/bin/termrl"

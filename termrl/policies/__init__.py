@@ -1,0 +1,63 @@
+"""Policies: scripted (oracle, nop, script:FILE), a local Hugging Face model (hf:PATH), or any
+OpenAI-compatible endpoint (openai:BASE_URL). ``make_policy`` builds one from a spec string.
+
+Importing this package is cheap: torch, transformers and openai load only when an hf or
+openai policy is made.
+"""
+
+from __future__ import annotations
+
+from termrl.protocols import Policy
+
+SPECS = "oracle, nop, script:FILE, hf:PATH or openai:BASE_URL"
+
+
+class PolicyError(RuntimeError):
+    """A policy could not produce a reply (endpoint unreachable, retries spent): the harness's
+    failure, never the agent's."""
+
+
+def configure(cls, config, options: dict):
+    """``config`` (or ``cls()``) with ``options`` applied; unknown names list the known ones."""
+    from dataclasses import fields, replace
+
+    known = [f.name for f in fields(cls)]
+    unknown = sorted(set(options) - set(known))
+    if unknown:
+        raise ValueError(f"unknown {cls.__name__} option(s) {unknown}; known: {', '.join(known)}")
+    return replace(config or cls(), **options)
+
+
+def make_policy(spec: str, *, model: str | None = None, **options) -> Policy:
+    """A policy from ``spec``. ``options`` go to ``HFConfig`` / ``OpenAIConfig``; ``model`` is
+    the model name an openai endpoint serves (required there, and only there).
+
+    >>> make_policy("openai:http://localhost:8000/v1")
+    Traceback (most recent call last):
+    ...
+    ValueError: openai:http://localhost:8000/v1 needs model=NAME, the model the endpoint serves
+    """
+    kind, _, rest = spec.partition(":")
+    if kind == "openai":
+        if not rest:
+            raise ValueError(f"policy {spec!r} needs a base URL: openai:http://HOST:PORT/v1")
+        if not model:
+            raise ValueError(f"{spec} needs model=NAME, the model the endpoint serves")
+        from termrl.policies.openai_api import OpenAIPolicy
+
+        return OpenAIPolicy(rest, model, **options)
+    if model is not None:
+        raise ValueError(f"model= is only for openai:BASE_URL policies, not {spec!r}")
+    if kind == "hf":
+        if not rest:
+            raise ValueError(f"policy {spec!r} needs a model directory: hf:PATH")
+        from termrl.policies.hf import HFPolicy
+
+        return HFPolicy(rest, **options)
+    if spec in ("oracle", "nop") or (kind == "script" and rest):
+        if options:
+            raise ValueError(f"policy {spec!r} takes no options, got {sorted(options)}")
+        from termrl.policies.scripted import make_scripted
+
+        return make_scripted(spec)
+    raise ValueError(f"unknown policy {spec!r}; use {SPECS}")

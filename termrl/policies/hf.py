@@ -1,0 +1,211 @@
+"""A local Hugging Face causal LM as a policy: batched sampling with per-token logprobs.
+
+Each turn's messages go through the tokenizer's chat template (``add_generation_prompt``);
+turns are generated together in batches of ``max_batch``, left-padded with an attention
+mask. Sampling uses only the parameters in ``HFConfig``: the model's own
+``generation_config.json`` (Qwen ships temperature 0.7, top_k 20, repetition penalty 1.05)
+contributes its eos ids and nothing else.
+
+Log-probabilities are recorded by a logits processor that keeps one step's distribution
+and reads off the token sampled from it, so memory stays ``batch x vocab`` however long
+the reply (``output_scores`` would keep ``batch x new_tokens x vocab``).
+
+A conversation longer than the context (max positions minus ``max_new_tokens``) loses its
+oldest messages after the system prompt; one that still does not fit raises ValueError.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from termrl.policies import configure
+from termrl.protocols import Reply, Turn
+
+STRIP = ("<|im_end|>", "<|endoftext|>")
+"""Token texts removed from replies besides the tokenizer's eos and pad."""
+
+
+@dataclass(frozen=True)
+class HFConfig:
+    """How ``HFPolicy`` loads its model and samples."""
+
+    temperature: float = 1.0
+    """Softmax temperature; 0 means greedy decoding."""
+    top_p: float = 1.0
+    """Nucleus sampling mass; 1.0 disables it."""
+    top_k: int = 0
+    """Sample among the k most likely tokens; 0 disables it."""
+    max_new_tokens: int = 512
+    """Longest reply, in tokens."""
+    seed: int | None = None
+    """Seeds sampling: batch i of this policy draws from ``seed + i``; the caller's RNG is untouched."""
+    dtype: str = "auto"
+    """auto (as saved) | float32 | bfloat16."""
+    device: str = "cpu"
+    """cpu | cuda | cuda:N | auto (cuda when available, else cpu)."""
+    max_batch: int = 8
+    """Most turns generated together; larger batches are split."""
+    logprobs: str = "sampling"
+    """sampling: log-probs under the distribution tokens were drawn from (after temperature,
+    top-k, top-p; what an importance ratio against the behaviour policy needs).
+    raw: log-softmax of the model's unmodified logits. Under greedy decoding both are raw."""
+    max_prompt_tokens: int | None = None
+    """Longest prompt; default the model's max positions minus ``max_new_tokens``. Longer
+    conversations lose their oldest messages after the first (system) one."""
+
+    def __post_init__(self):
+        if self.dtype not in ("auto", "float32", "bfloat16"):
+            raise ValueError(f"dtype {self.dtype!r}: use auto, float32 or bfloat16")
+        if self.logprobs not in ("sampling", "raw"):
+            raise ValueError(f"logprobs {self.logprobs!r}: use sampling or raw")
+        if self.temperature < 0 or not 0 < self.top_p <= 1 or self.top_k < 0:
+            raise ValueError("need temperature >= 0, 0 < top_p <= 1, top_k >= 0")
+        if self.max_batch < 1 or self.max_new_tokens < 1:
+            raise ValueError("max_batch and max_new_tokens must be at least 1")
+
+
+class _LogprobRecorder:
+    """A logits processor: keeps this step's log-softmax, and at the next step (or
+    ``finish``) gathers the log-prob of the token that was drawn from it."""
+
+    def __init__(self):
+        self.last = None
+        self.steps = []
+
+    def __call__(self, input_ids, scores):
+        self._take(input_ids[:, -1])
+        self.last = scores.float().log_softmax(-1)
+        return scores
+
+    def _take(self, drawn):
+        if self.last is not None:
+            self.steps.append(self.last.gather(1, drawn[:, None])[:, 0].cpu())
+            self.last = None
+
+    def finish(self, drawn):
+        import torch
+
+        self._take(drawn)
+        return torch.stack(self.steps, 1) if self.steps else torch.zeros(len(drawn), 0)
+
+
+class HFPolicy:
+    """Generates replies with a local transformers model directory (``AutoModelForCausalLM``).
+
+    ``Reply.text`` is the decoded reply with special tokens kept (``<tool_call>`` may be one)
+    except eos, pad, ``<|im_end|>`` and ``<|endoftext|>``. ``Reply.tokens`` are the generated
+    ids up to and including the first eos; ``Reply.logprobs`` one per token (see
+    ``HFConfig.logprobs``). ``gen_s`` is the batch's wall time divided among its replies."""
+
+    def __init__(self, path: str | Path, config: HFConfig | None = None, **options):
+        import torch
+        from transformers import AutoModelForCausalLM, AutoTokenizer, GenerationConfig
+
+        self.config = configure(HFConfig, config, options)
+        self.name = f"hf:{path}"
+        self.device = _device(self.config.device)
+        self.tokenizer = AutoTokenizer.from_pretrained(path)
+        self.tokenizer.padding_side = "left"
+        if self.tokenizer.pad_token is None:
+            self.tokenizer.pad_token = self.tokenizer.eos_token
+        dtype = self.config.dtype if self.config.dtype == "auto" else getattr(torch, self.config.dtype)
+        self.model = AutoModelForCausalLM.from_pretrained(path, dtype=dtype).to(self.device).eval()
+        tok = self.tokenizer
+        ids = [tok.eos_token_id, *(tok.convert_tokens_to_ids(t) for t in STRIP if t in tok.get_vocab())]
+        saved = self.model.generation_config.eos_token_id
+        ids += saved if isinstance(saved, list) else [saved]
+        self.eos_ids = sorted({i for i in ids if i is not None})
+        self.model.generation_config = GenerationConfig(eos_token_id=self.eos_ids, pad_token_id=tok.pad_token_id)
+        self.strip = [s for s in {*STRIP, tok.eos_token, tok.pad_token} if s]
+        limit = getattr(self.model.config, "max_position_embeddings", None) or 1 << 30
+        self.max_prompt = self.config.max_prompt_tokens or limit - self.config.max_new_tokens
+        self._batches = 0
+
+    def generate(self, turns: Sequence[Turn]) -> list[Reply]:
+        step = self.config.max_batch
+        return [r for i in range(0, len(turns), step) for r in self._batch(turns[i:i + step])]
+
+    def prompt(self, messages: list[dict]) -> list[int]:
+        """Token ids of the chat-templated prompt. Over ``max_prompt_tokens``, messages after
+        the first are dropped oldest first (and a leading assistant reply with them), keeping
+        at least the last; still too long raises ValueError."""
+        messages = list(messages)
+        while True:
+            text = self.tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
+            ids = self.tokenizer(text, add_special_tokens=False).input_ids
+            if len(ids) <= self.max_prompt:
+                return ids
+            if len(messages) <= 2:
+                raise ValueError(f"prompt of {len(ids)} tokens exceeds the limit of {self.max_prompt} "
+                                 f"(max positions minus max_new_tokens) even with only the first and last "
+                                 f"messages; raise max_prompt_tokens or shorten the observation")
+            del messages[1]
+            while len(messages) > 2 and messages[1].get("role") == "assistant":
+                del messages[1]
+
+    def _batch(self, turns: Sequence[Turn]) -> list[Reply]:
+        start = time.perf_counter()
+        prompts = [self.prompt(t.messages) for t in turns]
+        enc = self.tokenizer.pad({"input_ids": prompts}, return_tensors="pt").to(self.device)
+        recorder = _LogprobRecorder()
+        with self._rng():
+            out = self.model.generate(**enc, **self._sampling(recorder))
+        self._batches += 1
+        generated = out[:, enc["input_ids"].shape[1]:]
+        logprobs = recorder.finish(generated[:, -1])
+        gen_s = (time.perf_counter() - start) / len(turns)
+        return [self._reply(row.tolist(), lps.tolist(), len(p), gen_s)
+                for row, lps, p in zip(generated, logprobs, prompts)]
+
+    @contextlib.contextmanager
+    def _rng(self):
+        """Unseeded: the global RNG, as is. Seeded: a forked RNG seeded ``seed + batch index``,
+        so the caller's RNG is untouched and each batch draws differently."""
+        if self.config.seed is None:
+            yield
+            return
+        import torch
+
+        cuda = [] if self.device.type == "cpu" else [self.device.index or 0]
+        with torch.random.fork_rng(devices=cuda):
+            torch.manual_seed(self.config.seed + self._batches)
+            yield
+
+    def _sampling(self, recorder: _LogprobRecorder) -> dict:
+        """generate() kwargs. The warpers are ours, in this order, so the recorder sees
+        exactly the scores tokens are drawn from (custom processors otherwise run before them)."""
+        import transformers as tf
+
+        c = self.config
+        greedy = c.temperature == 0
+        warpers = [] if greedy else [tf.TemperatureLogitsWarper(c.temperature)]
+        if not greedy and c.top_k:
+            warpers.append(tf.TopKLogitsWarper(c.top_k))
+        if not greedy and c.top_p < 1:
+            warpers.append(tf.TopPLogitsWarper(c.top_p))
+        chain = [recorder, *warpers] if c.logprobs == "raw" else [*warpers, recorder]
+        neutral = {} if greedy else {"temperature": 1.0, "top_k": 0, "top_p": 1.0}  # no built-in warpers
+        return dict(do_sample=not greedy, max_new_tokens=c.max_new_tokens,
+                    logits_processor=tf.LogitsProcessorList(chain), **neutral)
+
+    def _reply(self, row: list[int], logprobs: list[float], prompt_tokens: int, gen_s: float) -> Reply:
+        end = next((i + 1 for i, t in enumerate(row) if t in self.eos_ids), len(row))
+        tokens = row[:end]
+        text = self.tokenizer.decode(tokens, skip_special_tokens=False, clean_up_tokenization_spaces=False)
+        for s in self.strip:
+            text = text.replace(s, "")
+        return Reply(text=text, tokens=tokens, logprobs=logprobs[:end], prompt_tokens=prompt_tokens, gen_s=gen_s)
+
+
+def _device(spec: str):
+    import torch
+
+    if spec == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    if spec.startswith("cuda") and not torch.cuda.is_available():
+        raise ValueError(f"device {spec!r} requested but CUDA is not available; use device='cpu' or 'auto'")
+    return torch.device(spec)
