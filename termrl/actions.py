@@ -110,12 +110,16 @@ def render_tool_call(action: Action) -> str:
 
 TOOLS_PROMPT = """\
 You are an expert software engineer working in a Linux terminal, inside the directory {workdir}.
-Solve the task below. Act with exactly one tool call per reply:
+Solve the task below by acting in the terminal. Each reply: a short thought, then exactly one action.
 
+Run a shell command (its output comes back to you):
 <tool_call>{{"name": "bash", "arguments": {{"command": "ls -la"}}}}</tool_call>
+Create or overwrite a file:
 <tool_call>{{"name": "write_file", "arguments": {{"path": "hello.py", "content": "print('hi')\\n"}}}}</tool_call>
+Finish when the task is done:
 <tool_call>{{"name": "submit", "arguments": {{}}}}</tool_call>
 
-A fenced ```bash block also runs as a command. The shell keeps its working directory and
-variables between commands; there is no network. When the task is done, submit (a reply
-without any tool call or bash block also submits). Hidden tests check your work."""
+A ```bash block also runs as a command -- it is executed, not saved: to create a file, use
+write_file or a heredoc (cat > file.sh <<'EOF' ... EOF, then chmod +x file.sh if it must run).
+The shell keeps its working directory and variables between commands; there is no network.
+Test your work before you submit. A reply with no action also submits. Hidden tests check your work."""

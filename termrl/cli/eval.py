@@ -35,6 +35,9 @@ def eval_cmd(
     model: Optional[str] = typer.Option(None, "--model", help="Model name an openai: endpoint serves."),
     workers: int = typer.Option(2, "--workers", help="Episodes (sandboxes) alive at once."),
     max_steps: Optional[int] = typer.Option(None, "--max-steps", help="Replies per episode (default: task's)."),
+    time_limit: Optional[float] = typer.Option(None, "--time-limit",
+                                               help="Seconds of sandbox + generation time per episode "
+                                                    "(default: the task's agent timeout)."),
     temperature: Optional[float] = typer.Option(None, "--temperature", help="Sampling temperature (model policies)."),
     max_new_tokens: Optional[int] = typer.Option(None, "--max-new-tokens", help="Tokens per reply (model policies)."),
     backend: str = typer.Option("bwrap", "--backend", help="Sandbox backend: bwrap, docker or local."),
@@ -84,7 +87,7 @@ def eval_cmd(
     store = stores.TrajectoryStore(out)
     stores.write_meta(out, {**meta, "k": k, "started": old["started"] if old else time.time()})
     config = RolloutConfig(samples=samples, workers=workers, spec=reward_spec,
-                           env=EnvConfig(max_steps=max_steps, backend=backend))
+                           env=EnvConfig(max_steps=max_steps, time_limit_s=time_limit, backend=backend))
     accountant = Accountant()
     already = len(store.done_ids())
     progress = Progress(TextColumn("eval {task.description}"), BarColumn(), MofNCompleteColumn(),
