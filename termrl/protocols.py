@@ -501,6 +501,9 @@ class Trajectory:
     split: str = "test"
     sample: int = 0
     family: str | None = None
+    prompt: list[dict] = field(default_factory=list)
+    """The conversation before the first reply: {"role", "content"} messages (system prompt, then
+    the first observation). With the steps' replies and observations it rebuilds the whole chat."""
     steps: list[StepRecord] = field(default_factory=list)
     ending: str = Ending.ERROR.value
     error: str | None = None

@@ -135,6 +135,7 @@ def run_episode(task: Task, sample: int, policy_name: str, ask: Callable[[Turn],
                       phase=lambda name: accountant.phase(name, eid))
     try:
         env.reset(task)
+        traj.prompt = [dict(m) for m in env.messages]
         while True:
             reply = ask(Turn(list(env.messages), task, len(env.steps), sample))
             _, reward, terminated, truncated, info = env.step(reply)

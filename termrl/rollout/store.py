@@ -68,13 +68,14 @@ STEP = pa.struct([
 FINDING = pa.struct([("kind", pa.string()), ("severity", pa.string()), ("message", pa.string()),
                      ("file", pa.string()), ("line", pa.int64()), ("step", pa.int64())])
 TIMING = pa.struct([("phase", pa.string()), ("seconds", pa.float64())])
+MESSAGE = pa.struct([("role", pa.string()), ("content", pa.string())])
 
 _OPTIONAL = {"seed", "family", "error", "reward", "evidence_json"}
 SCHEMA = pa.schema([pa.field(name, type_, nullable=name in _OPTIONAL) for name, type_ in [
     ("episode_id", pa.string()), ("task_id", pa.string()), ("policy", pa.string()), ("seed", pa.int64()),
     ("split", pa.string()), ("sample", pa.int64()), ("family", pa.string()), ("ending", pa.string()),
     ("error", pa.string()), ("passed", pa.bool_()), ("reward", pa.float64()), ("started", pa.float64()),
-    ("num_steps", pa.int64()), ("steps", pa.list_(STEP)), ("findings", pa.list_(FINDING)),
+    ("num_steps", pa.int64()), ("prompt", pa.list_(MESSAGE)), ("steps", pa.list_(STEP)), ("findings", pa.list_(FINDING)),
     ("timing", pa.list_(TIMING)), ("components_json", pa.string()), ("evidence_json", pa.string()),
     ("version", pa.int64()),
 ]])
@@ -170,6 +171,8 @@ def _row(t: Trajectory) -> dict:
         if sorted(finding) != sorted(FINDING_KEYS):
             raise StoreError(f"episode {t.episode_id}: a finding has keys {sorted(finding)}, not "
                              f"{list(FINDING_KEYS)}: store dataclasses.asdict(Finding(...))")
+    if any(sorted(m) != ["content", "role"] for m in t.prompt):
+        raise StoreError(f"episode {t.episode_id}: prompt messages must have exactly the keys role and content")
     row["steps"] = [{f.name: getattr(step, f.name) for f in fields(StepRecord)} for step in t.steps]
     row["timing"] = [{"phase": phase, "seconds": seconds} for phase, seconds in t.timing.items()]
     row["components_json"] = _dumps(row.pop("components"), f"episode {t.episode_id}: components")

@@ -32,6 +32,9 @@ def test_oracle_passes_and_nop_fails_with_full_records(tasks, tmp_path):
     assert all(t.passed and t.ending == "submitted" and t.reward > 0 for t in got)
     first = got[0]
     assert [s.action["kind"] for s in first.steps] == ["write", "command", "submit"]
+    task = next(t for t in tasks if t.id == first.task_id)
+    assert [m["role"] for m in first.prompt] == ["system", "user"]
+    assert first.prompt[1]["content"].startswith(task.instruction.strip()[:40])
     assert first.evidence["passed"] and first.components["outcome"]["value"] == 1.0
     assert first.timing["verification"] > 0 and first.timing["environment"] > 0
     assert {t.episode_id for t in store.read()} == {t.episode_id for t in got}

@@ -38,7 +38,8 @@ def trajectory(n: int, **changes) -> Trajectory:
     ]
     return Trajectory(
         episode_id=f"task-{n}#{n}#0", task_id=f"task-{n}", policy="scripted", seed=n, split="train",
-        family="fix_bug", steps=steps, ending=Ending.SUBMITTED.value, passed=n % 2 == 0, reward=0.75 + n,
+        family="fix_bug", prompt=[{"role": "system", "content": "be brief"}, {"role": "user", "content": "fix ä"}],
+        steps=steps, ending=Ending.SUBMITTED.value, passed=n % 2 == 0, reward=0.75 + n,
         components={"tests": {"weight": 1.0, "value": 0.75, "contribution": 0.75},
                     "format": {"weight": 0.1, "value": None, "contribution": 0.0}},
         evidence={"task_id": f"task-{n}", "verified": True, "stages": {"tests": {"name": "tests", "data": {}}},
