@@ -1,0 +1,378 @@
+"""GRPO through TRL's environment_factory: real trainer, real sandboxes, a tiny local model.
+
+A random tiny model never emits a tool call, so the rollouts that must call tools are
+scripted: ``Scripted`` replaces the model's ``generate`` (what TRL calls to sample each
+turn) and replays fixed replies, as mini-swe-agent's ``DeterministicModel`` does. Everything
+else is real: TRL parses the tool calls with the chat template, calls the environment's
+tools (which run in bubblewrap), masks the tool results, the episodes are verified and
+scored, and the loss and the optimizer update the model's weights.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from pathlib import Path
+
+import pytest
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("trl")
+pytest.importorskip("peft")
+
+from termrl.env import EnvConfig, TerminalEnv  # noqa: E402
+from termrl.protocols import Action, ActionKind, Task, TaskFile  # noqa: E402
+from termrl.reward.spec import load_spec  # noqa: E402
+from termrl.train.grpo import ZeroVarianceStats, grpo_reward_funcs, task_rows, train_grpo  # noqa: E402
+from termrl.train.grpo_env import EnvironmentFactory, TerminalToolEnv  # noqa: E402
+
+os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
+
+HELLO = Task(
+    id="grpo-test-hello",
+    instruction="Write the word hello into the file out.txt.",
+    workspace={"README.md": TaskFile.text("notes\n")},
+    tests={"test_out.py": TaskFile.text(
+        "from pathlib import Path\n\n\ndef test_out():\n"
+        "    assert Path('/workspace/out.txt').read_text().strip() == 'hello'\n")},
+)
+CONFIG = EnvConfig(static=False, command_timeout_s=30)
+
+
+def call(name: str, **arguments) -> str:
+    """A tool call as the model writes it with TRL's qwen2_5 template."""
+    return f"<tool_call>\n{json.dumps({'name': name, 'arguments': arguments})}\n</tool_call>"
+
+
+GOOD = [call("write_file", path="out.txt", content="hello\n")]
+BAD = [call("bash", command="echo nope")]
+DONE = "Done."
+
+
+class Scripted:
+    """Stands in for ``model.generate``: each row's reply comes from a script.
+
+    ``scripts``: text found in the prompt (the task's instruction) -> one script per member of
+    a group (a list of tool-call replies). The turn is the number of tool responses in the
+    row; past its script, a rollout answers ``DONE`` (no tool call: the episode ends)."""
+
+    def __init__(self, tokenizer, scripts: dict[str, list[list[str]]]):
+        self.tok, self.scripts = tokenizer, scripts
+        self.response = tokenizer.convert_tokens_to_ids("<tool_response>")
+
+    def __call__(self, input_ids, attention_mask=None, **kwargs):
+        rows, seen = [], {}
+        for row in input_ids:
+            text = self.tok.decode(row)
+            marker = next(m for m in self.scripts if m in text)
+            turn = int((row == self.response).sum())
+            if turn == 0:
+                script = self.scripts[marker][seen.get(marker, 0) % len(self.scripts[marker])]
+                seen[marker] = seen.get(marker, 0) + 1
+            else:
+                script = next(s for s in self.scripts[marker] if s[0] in text)
+            reply = (script[turn] if turn < len(script) else DONE) + "<|im_end|>"
+            rows.append(torch.cat([row, torch.tensor(self.tok(reply, add_special_tokens=False)["input_ids"])]))
+        width = max(len(r) for r in rows)
+        return torch.stack([torch.cat([r, torch.full((width - len(r),), self.tok.pad_token_id)]) for r in rows])
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory):
+    from termrl.policies.tiny import build_tiny_model
+
+    return build_tiny_model(tmp_path_factory.mktemp("tiny"), hidden_size=16, layers=1, heads=2)
+
+
+def load(path, scripts=None):
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(path)
+    model = AutoModelForCausalLM.from_pretrained(path)
+    if scripts is not None:
+        model.generate = Scripted(tokenizer, scripts)
+    return model, tokenizer
+
+
+def config(tmp_path, **overrides):
+    from trl import GRPOConfig
+
+    kwargs = dict(output_dir=str(tmp_path / "out"), use_cpu=True, report_to="none", max_steps=2,
+                  per_device_train_batch_size=2, num_generations=2, max_completion_length=128,
+                  learning_rate=1e-2, logging_steps=1, save_strategy="no", seed=0, disable_tqdm=True)
+    return GRPOConfig(**{**kwargs, **overrides})
+
+
+def capture_batches(monkeypatch) -> list[dict]:
+    """Record what TRL hands to the loss: ids, masks (tool_mask included) and advantages."""
+    from trl import GRPOTrainer
+
+    batches: list[dict] = []
+    original = GRPOTrainer._generate_and_score_completions
+
+    def wrapper(self, inputs):
+        out = original(self, inputs)
+        batches.append({k: v.detach().clone() if torch.is_tensor(v) else v for k, v in out.items()})
+        return out
+
+    monkeypatch.setattr(GRPOTrainer, "_generate_and_score_completions", wrapper)
+    return batches
+
+
+def leftover_sandboxes() -> list[str]:
+    """Sandboxes this process opened and did not close: bwrap children, or runtime dirs we own."""
+    from termrl.sandbox.bwrap import RUNTIME_DIR
+
+    me = os.getpid()
+    left = [str(p.parent) for p in RUNTIME_DIR.glob("*/owner.pid") if p.read_text().strip() == str(me)]
+    for proc in Path("/proc").iterdir():
+        if proc.name.isdigit():
+            try:
+                stat = (proc / "stat").read_text()
+                cmd = (proc / "cmdline").read_bytes().split(b"\0")[0]
+            except OSError:
+                continue
+            ppid = int(stat.rsplit(")", 1)[1].split()[1])
+            if ppid == me and cmd.endswith(b"bwrap"):
+                left.append(f"bwrap pid {proc.name}")
+    return left
+
+
+def logged(trainer, key: str) -> list[float]:
+    return [row[key] for row in trainer.state.log_history if key in row]
+
+
+def model_logp(model, batch, i: int) -> float:
+    """Summed log-probability of rollout ``i``'s own tokens (tool results excluded)."""
+    ids = torch.cat([batch["prompt_ids"][i], batch["completion_ids"][i]])[None]
+    mask = torch.cat([batch["prompt_mask"][i], batch["completion_mask"][i]])[None]
+    with torch.no_grad():
+        logits = model(input_ids=ids, attention_mask=mask).logits[0, :-1]
+    logps = torch.log_softmax(logits.float(), -1).gather(-1, ids[0, 1:, None])[:, 0]
+    n = batch["completion_ids"].size(1)
+    keep = (batch["completion_mask"][i] * batch["tool_mask"][i]).bool()
+    return float(logps[-n:][keep].sum())
+
+
+# --------------------------------------------------------------------------- the adapter alone
+
+
+def rewards_of(env, spec, trainer_state=None) -> dict[str, float | None]:
+    funcs = grpo_reward_funcs(spec)
+    kwargs = {"trainer_state": trainer_state} if trainer_state is not None else {}
+    return {f.__name__: f(prompts=["p"], completions=["c"], environments=[env], **kwargs)[0] for f in funcs}
+
+
+def reference(spec, actions, progress) -> dict[str, float | None]:
+    """What TerminalEnv itself scores for the same actions (evaluation's code path)."""
+    env = TerminalEnv(CONFIG, spec=spec, progress=progress)
+    env.reset(HELLO)
+    for action in actions:
+        env.step(action)
+    *_, info = env.step(Action(ActionKind.SUBMIT))
+    return {f"termrl/{name}": c["contribution"] or 0.0 for name, c in info["reward"].components.items()}
+
+
+@pytest.mark.sandbox
+def test_adapter_scores_like_terminal_env():
+    from types import SimpleNamespace
+
+    spec = load_spec("staged")  # schedules: the weights depend on the training progress
+    [row] = task_rows([HELLO])
+    env = TerminalToolEnv(CONFIG)
+    first = env.reset(**row)
+    assert HELLO.instruction in first and "README.md" in first
+    assert env.bash("cat README.md").startswith("exit code 0\nnotes")
+    assert "wrote 6 bytes" in env.write_file("out.txt", "hello\n")
+    got = rewards_of(env, spec, SimpleNamespace(global_step=1, max_steps=2))
+    assert env.env.box is None and env.ending.value == "submitted"
+    want = reference(spec, [Action(ActionKind.COMMAND, command="cat README.md"),
+                            Action(ActionKind.WRITE, path="out.txt", content="hello\n")], progress=0.5)
+    assert got == pytest.approx(want) and set(got) == {f"termrl/{n}" for n in spec.component_names}
+    assert got["termrl/outcome"] > 0
+    # finishing is idempotent: asking again neither re-verifies nor changes anything
+    assert rewards_of(env, spec, SimpleNamespace(global_step=1, max_steps=2)) == got
+
+
+@pytest.mark.sandbox
+def test_adapter_hack_is_capped_and_harness_failure_is_none():
+    spec = load_spec("coderl")
+    env = TerminalToolEnv(CONFIG)
+    env.reset(task_id=HELLO.id)
+    env.write_file("out.txt", "hello\n")
+    env.write_file("conftest.py", "import pytest\n")  # code that runs inside the test process
+    got = rewards_of(env, spec)
+    assert got["termrl/outcome"] == 1.0  # the tests pass...
+    assert sum(got.values()) == pytest.approx(-1.0)  # ...but a high finding caps the total at the floor
+    assert "tampering" in {f.kind for f in env._outcome()[1]}
+
+    env.reset(task_id=HELLO.id)  # the sandbox dies mid-episode: verification fails, never 0
+    env.write_file("out.txt", "hello\n")
+    env.env.box.close()
+    assert set(rewards_of(env, spec).values()) == {None}
+
+    broken = Task(id="grpo-test-broken", instruction="x", unsupported="needs the network")
+    env.reset(task_id=HELLO.id)
+    factory = EnvironmentFactory(CONFIG, tasks={broken.id: broken})
+    failed = factory()
+    assert "failed to start" in failed.reset(task_id=broken.id)
+    assert "not run" in failed.bash("ls")
+    assert set(rewards_of(failed, spec).values()) == {None} and failed.ending.value == "error"
+    env._close()
+
+
+@pytest.mark.sandbox
+def test_adapter_step_limit_and_closing():
+    env = TerminalToolEnv(EnvConfig(static=False, max_steps=2))
+    env.reset(task_id=HELLO.id)
+    box = env.env.box
+    assert env.bash("true").startswith("exit code 0")
+    assert "step limit (2 steps) is reached" in env.bash("true")
+    refused = env.bash("touch x")
+    assert "not run" in refused and "step limit" in refused and env.tool_calls == 3
+    assert box._closed  # reaching the limit finished (and closed) the episode, as in evaluation
+    assert rewards_of(env, "coderl")["termrl/outcome"] < 0
+
+    env.reset(task_id=HELLO.id)
+    abandoned = env.env.box
+    env.reset(task_id=HELLO.id)  # a rollout that was never scored: reset closes it
+    assert abandoned._closed
+    factory = EnvironmentFactory(CONFIG)
+    other = factory()
+    other.reset(task_id=HELLO.id)
+    factory.close()
+    assert other.env.box is None
+    env._close()
+    assert not leftover_sandboxes()
+
+
+def test_rewards_need_environments_and_spec_weights():
+    [f, *_] = grpo_reward_funcs("coderl")
+    with pytest.raises(ValueError, match="environment_factory"):
+        f(prompts=["p"], completions=["c"])
+    with pytest.raises(ValueError, match="reward spec"):
+        train_grpo(None, None, [HELLO], "coderl", config(Path("/tmp"), reward_weights=[1.0, 2.0]))
+
+
+def test_zero_variance_groups_are_counted():
+    stats = ZeroVarianceStats()
+    stats.update([1.0, -0.3, 0.0, 0.0, None, 1.0, None, None], ["a"] * 8, num_generations=2)
+    assert (stats.last_groups, stats.last_zero) == (4, 3)  # equal totals, one verified, none verified
+    stats.update([1.0, 1.0, 0.5], ["a", "a", "b"], num_generations=2)  # does not divide: by prompt
+    assert (stats.last_groups, stats.last_zero, stats.groups, stats.zero) == (2, 2, 6, 5)
+
+
+# --------------------------------------------------------------------------- the trainer
+
+
+@pytest.mark.sandbox
+def test_grpo_trains_through_environment_factory(tiny, tmp_path, monkeypatch):
+    from termrl.rollout.accounting import Accountant
+
+    batches = capture_batches(monkeypatch)
+    from termrl.tasks.suites import find_task
+
+    logs = find_task("logs-count-3").instruction.strip()[:60]
+    scripts = {"Write the word hello": [GOOD, BAD],
+               logs: [[call("bash", command="ls")], [call("write_file", path="x.sh", content="exit 1\n")]]}
+    model, tokenizer = load(tiny, scripts)
+    before = {k: v.clone() for k, v in model.named_parameters()}
+    accountant = Accountant()
+    trainer = train_grpo(model, tokenizer, [HELLO, "logs-count-3"], "coderl", config(tmp_path),
+                         accountant=accountant, env_config=CONFIG)
+
+    assert any(not torch.equal(before[k], v) for k, v in trainer.model.named_parameters())
+    assert sorted(t.__name__ for t in trainer.tools) == ["bash", "write_file"]  # lifecycle methods are private
+    for name in ("outcome", "hack"):
+        assert logged(trainer, f"rewards/termrl/{name}/mean")
+    assert pytest.approx(0.2) in logged(trainer, "rewards/termrl/outcome/mean")  # hello: (1 - 0.6) / 2
+    assert logged(trainer, "tools/call_frequency") == [1.0, 1.0]
+    zero = logged(trainer, "termrl/zero_variance_groups")
+    stats = trainer.reward_funcs[0].stats
+    assert len(zero) == 2 and all(0.0 <= z <= 1.0 for z in zero) and stats.groups == 2
+    # a group counts as zero-variance exactly when TRL gives all its rollouts advantage 0
+    assert zero == [float(not b["advantages"].abs().sum()) for b in batches]
+    assert 0.0 in zero  # the hello group: one rollout solves, the other does not
+
+    # environment tokens are masked: tool results are 0 in tool_mask, the model's own tokens 1
+    for batch in batches:
+        for i in range(batch["completion_ids"].size(0)):
+            ids, keep = batch["completion_ids"][i], batch["completion_mask"][i].bool()
+            tool = batch["tool_mask"][i].bool()
+            own = tokenizer.decode(ids[keep & tool])
+            env_part = tokenizer.decode(ids[keep & ~tool])
+            assert re.fullmatch(r"<tool_call>\n.*\n</tool_call><\|im_end\|>Done\.<\|im_end\|>", own, re.S), own
+            assert env_part.startswith("\n<|im_start|>user\n<tool_response>\n")
+            assert env_part.endswith("</tool_response><|im_end|>\n<|im_start|>assistant\n")
+            assert re.search(r"wrote \d+ bytes to /workspace/|exit code 0", env_part)
+    phases = accountant.summary()["phases"]
+    for phase in ("training", "environment", "verification", "reward"):
+        assert phases[phase]["busy_s"] > 0, phase
+    assert not leftover_sandboxes()
+    assert all(e.env.box is None for e in trainer.environment_factories[None].environments)
+
+
+@pytest.mark.sandbox
+def test_grpo_pushes_up_the_better_rollout(tiny, tmp_path, monkeypatch):
+    """The reward moves the policy the right way: the solving rollout's log-probability rises
+    against the failing one's. (A random tiny model never solves a task by sampling, so mean
+    reward cannot rise within a CPU test: its rollouts are scripted, and the check is on the
+    policy that GRPO's advantages train.)"""
+    batches = capture_batches(monkeypatch)
+    model, tokenizer = load(tiny, {"Write the word hello": [GOOD, BAD]})
+    initial, _ = load(tiny)
+    trainer = train_grpo(model, tokenizer, [HELLO], "coderl", config(tmp_path, max_steps=3), env_config=CONFIG)
+    first = batches[0]
+    assert first["advantages"][0] > 0 > first["advantages"][1]  # GOOD is rollout 0 of its group
+    good = model_logp(trainer.model, first, 0) - model_logp(initial, first, 0)
+    bad = model_logp(trainer.model, first, 1) - model_logp(initial, first, 1)
+    assert good > 0 and good > bad + 1.0, (good, bad)
+    assert logged(trainer, "rewards/termrl/outcome/mean") == [pytest.approx(0.2)] * 3  # (1 - 0.6) / 2
+
+
+@pytest.mark.sandbox
+def test_grpo_lora_trains_only_the_adapter(tiny, tmp_path):
+    from peft import LoraConfig
+
+    model, tokenizer = load(tiny, {"Write the word hello": [GOOD, BAD]})
+    base = {k: v.clone() for k, v in model.named_parameters()}
+    lora = LoraConfig(r=4, lora_alpha=8, target_modules=["q_proj", "v_proj"], task_type="CAUSAL_LM")
+    trainer = train_grpo(model, tokenizer, [HELLO], "coderl", config(tmp_path), peft_config=lora,
+                         env_config=CONFIG)
+    changed = {k for k, v in trainer.model.named_parameters() if "lora_" in k and v.abs().sum() > 0
+               and "lora_B" in k}
+    assert changed, "the LoRA adapter did not move"
+    assert logged(trainer, "tools/call_frequency") == [1.0, 1.0]
+    for k, v in trainer.model.named_parameters():
+        if "lora_" not in k:
+            name = k.replace("base_model.model.", "").replace(".base_layer", "")
+            assert torch.equal(v, base[name]), k
+    assert not leftover_sandboxes()
+
+
+@pytest.mark.sandbox
+def test_grpo_with_the_models_own_samples(tiny, tmp_path):
+    """No script: the random model's own text (no valid tool call) ends each episode at once."""
+    model, tokenizer = load(tiny)
+    trainer = train_grpo(model, tokenizer, [HELLO], "sparse", config(tmp_path, max_steps=1,
+                         max_completion_length=24), env_config=CONFIG)
+    assert logged(trainer, "rewards/termrl/outcome/mean") == [0.0]
+    assert logged(trainer, "termrl/zero_variance_groups") == [1.0]
+    assert not leftover_sandboxes()
+
+
+@pytest.mark.sandbox
+def test_sandboxes_close_when_training_fails(tiny, tmp_path):
+    model, tokenizer = load(tiny, {"Write the word hello": [GOOD, BAD]})
+    scripted = model.generate
+
+    def fail_after_tools(input_ids, **kwargs):  # the rollouts' sandboxes are open at this point
+        if (input_ids == scripted.response).any():
+            raise RuntimeError("generation failed")
+        return scripted(input_ids, **kwargs)
+
+    model.generate = fail_after_tools
+    with pytest.raises(RuntimeError, match="generation failed"):
+        train_grpo(model, tokenizer, [HELLO], "coderl", config(tmp_path), env_config=CONFIG)
+    assert not leftover_sandboxes()
