@@ -1,0 +1,242 @@
+"""Rejection-sampling fine-tuning (expert iteration) on execution-verified rewards.
+
+What it really is: for R rounds, (1) sample k episodes of every training task with the current
+model, (2) keep those whose reward reaches ``threshold`` and that no hack detector flagged with
+high severity, (3) fine-tune on the kept episodes with plain supervised learning (TRL's
+``SFTTrainer``), loss on the model's own replies only, (4) measure pass@1 on held-out tasks.
+It is behaviour cloning of the model's own filtered successes (STaR, ReST-EM, RAFT), not a
+policy gradient: failed episodes teach nothing (``termrl.train.dpo`` learns from them) and the
+reward matters only through the threshold.
+
+- Each round starts from the previous round's weights; ``from_base=True`` starts every round
+  from the initial model instead (as STaR and ReST-EM do), on that round's kept episodes.
+- A round that keeps nothing trains nothing: its record says ``trained: False`` and why, and the
+  next round samples the same weights again.
+- The spec's schedules see sampling at training progress ``(r - 1) / rounds``; held-out
+  episodes are scored at ``rollout.progress`` (1.0 by default, the end of training).
+
+Loss only on the policy's tokens: ``SFTConfig(assistant_only_loss=True)`` is required. TRL then
+labels every token outside the chat template's ``{% generation %}`` spans -100 (system prompt,
+instructions, observations, role headers). A template without those markers is swapped by TRL
+for its training variant (the tiny model's ``qwen2_5.jinja`` becomes ``qwen2_5_training.jinja``);
+before training, ``check_template`` makes sure that variant renders the kept chats exactly as the
+model's own template does, so the model is trained on the text it was prompted with. In ChatML a
+trained span is ``"\\n" + reply + "<|im_end|>\\n"``: the reply, the end-of-turn token the model
+must learn to stop with, and the two newlines TRL's template puts inside the span.
+
+The model is handed to the sampling policy through its directory (``HFPolicy`` loads from one):
+round r's weights are saved to ``out_dir/round-r/model``. Layout of ``out_dir``::
+
+    round-N/samples/   the round's sampled episodes (a TrajectoryStore)
+    round-N/model/     the weights after the round's fine-tuning (absent when nothing was kept)
+    round-N/model-trainer/  the SFTTrainer's output_dir (checkpoints, when SFTConfig saves any)
+    round-N/heldout/   the held-out episodes
+    rounds.json        {"version": 1, "rounds": [...]}, rewritten after each round
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import gc
+import json
+from collections import Counter
+from collections.abc import Callable, Sequence
+from contextlib import nullcontext
+from dataclasses import dataclass
+from pathlib import Path
+
+from termrl.eval.metrics import harness_failure, summarize
+from termrl.protocols import Policy, Task, Trajectory
+from termrl.rollout.accounting import Accountant
+from termrl.rollout.runner import RolloutConfig, run_rollouts
+from termrl.rollout.store import TrajectoryStore
+from termrl.train.trajdata import check_template, hacked, sft_rows, training_template
+
+ROUNDS_VERSION = 1
+KEPT = "kept"
+PolicyFactory = Callable[[Path, str], Policy]
+"""``(model directory, purpose) -> Policy``; purpose is "sample" or "eval"."""
+
+
+@dataclass(frozen=True)
+class RFTConfig:
+    """The expert-iteration loop. Sampling and scoring live in ``RolloutConfig``, training in ``SFTConfig``."""
+
+    rounds: int = 3
+    """Sample -> filter -> fine-tune -> evaluate cycles."""
+    samples_per_task: int = 4
+    """Episodes sampled per training task per round."""
+    threshold: float = 1.0
+    """Least reward an episode needs to be kept. With the default ``staged`` spec a passing episode
+    earns 1.7 (start of training) to ~2 (end) and a failing one less than 1."""
+    eval_samples: int = 1
+    """Episodes per held-out task per round; held-out pass@1 is their mean pass rate."""
+    from_base: bool = False
+    """Fine-tune the initial model every round (STaR, ReST-EM) instead of the previous round's."""
+    drop_format_errors: bool = False
+    """Also reject episodes with an unparseable reply (otherwise imitated along with the rest)."""
+
+    def __post_init__(self):
+        if self.rounds < 1 or self.samples_per_task < 1 or self.eval_samples < 1:
+            raise ValueError("rounds, samples_per_task and eval_samples must be at least 1")
+
+
+def verdict(traj: Trajectory, threshold: float, drop_format_errors: bool = False) -> str:
+    """Why an episode is or is not imitated: "kept", or the first reason against it among
+    harness_failure, unscored (reward None), hacked (a high-severity finding), format_error,
+    below_threshold."""
+    if harness_failure(traj):
+        return "harness_failure"
+    if traj.reward is None:
+        return "unscored"
+    if hacked(traj):
+        return "hacked"
+    if drop_format_errors and any(s.format_error for s in traj.steps):
+        return "format_error"
+    if traj.reward < threshold or not traj.steps:
+        return "below_threshold"
+    return KEPT
+
+
+def keep(trajectories: Sequence[Trajectory], threshold: float, drop_format_errors: bool = False) -> list[Trajectory]:
+    """The episodes worth imitating: reward >= ``threshold`` and no high-severity finding."""
+    return [t for t in trajectories if verdict(t, threshold, drop_format_errors) == KEPT]
+
+
+def sft_trainer(model_dir: str | Path, trajectories: Sequence[Trajectory], args, output_dir: str | Path):
+    """TRL's ``SFTTrainer`` over ``trajectories``' chats, loss on the policy's replies only.
+
+    ``args``: an ``SFTConfig`` with ``assistant_only_loss=True``; its ``output_dir`` is replaced
+    by ``output_dir`` (checkpoints of different rounds must not mix)."""
+    from datasets import Dataset
+    from transformers import AutoTokenizer
+    from trl import SFTTrainer
+
+    if not args.assistant_only_loss:
+        raise ValueError("rejection-sampling fine-tuning trains on the model's own replies only: "
+                         "set SFTConfig(assistant_only_loss=True)")
+    rows = sft_rows(trajectories)
+    if not rows:
+        raise ValueError("no episode with a step to train on")
+    tokenizer = AutoTokenizer.from_pretrained(model_dir)
+    path = args.chat_template_path
+    template = Path(path).read_text() if path and path.endswith((".jinja", ".j2")) else training_template(tokenizer)
+    check_template(tokenizer, rows, template)
+    args = dataclasses.replace(args, output_dir=str(output_dir))
+    trainer = SFTTrainer(model=str(model_dir), args=args, train_dataset=Dataset.from_list(rows),
+                         processing_class=tokenizer)
+    if len(trainer.train_dataset) == 0:  # TRL drops rows whose replies all lie past max_length
+        raise ValueError(f"every episode's replies lie past SFTConfig.max_length={args.max_length} tokens: "
+                         "raise max_length to cover the prompt and the first replies")
+    return trainer
+
+
+def fine_tune(model_dir: str | Path, trajectories: Sequence[Trajectory], args, save_to: str | Path,
+              accountant: Accountant | None = None) -> dict:
+    """SFT ``model_dir`` on ``trajectories`` and save the result (weights and tokenizer) to ``save_to``.
+    Returns {"train_loss", "steps", "rows"}."""
+    save_to = Path(save_to)
+    trainer = sft_trainer(model_dir, trajectories, args, save_to.parent / f"{save_to.name}-trainer")
+    with accountant.phase("training") if accountant else nullcontext():
+        out = trainer.train()
+    trainer.save_model(str(save_to))
+    result = {"train_loss": out.training_loss, "steps": out.global_step, "rows": len(trainer.train_dataset)}
+    del trainer
+    gc.collect()
+    return result
+
+
+def hf_policy_factory(hf_config=None, eval_config=None) -> PolicyFactory:
+    """The default policy factory: an ``HFPolicy`` over the directory with ``hf_config`` (an
+    ``HFConfig``) for sampling and ``eval_config`` (default: the same) for evaluation."""
+    def make(model_dir: Path, purpose: str) -> Policy:
+        from termrl.policies.hf import HFPolicy
+
+        return HFPolicy(model_dir, (eval_config or hf_config) if purpose == "eval" else hf_config)
+
+    return make
+
+
+def rft_round(index: int, model_dir: str | Path, train_tasks: Sequence[Task], heldout_tasks: Sequence[Task],
+              sft_args, *, out_dir: str | Path, config: RFTConfig, rollout: RolloutConfig,
+              accountant: Accountant, policy_factory: PolicyFactory, base_dir: str | Path | None = None) -> dict:
+    """One round (1-based ``index``): sample with ``model_dir``'s weights, filter, fine-tune
+    (from ``base_dir`` when ``config.from_base``), evaluate. Returns the round's record: round,
+    model_in, model_out (the weights the next round samples), sampled, kept, kept_fraction,
+    rejected (reason -> episodes, see ``verdict``), mean_reward, sample_pass@1, sample_hack_rate
+    (of the sampled episodes), trained, skipped (why not, or None), train_loss, train_steps,
+    train_rows, heldout_pass@1, heldout_mean_reward, heldout_hack_rate, heldout_episodes,
+    heldout_errors (harness failures, left out of the rest)."""
+    round_dir = Path(out_dir) / f"round-{index}"
+    model_dir = Path(model_dir)
+    policy = policy_factory(model_dir, "sample")
+    sampling = dataclasses.replace(rollout, samples=config.samples_per_task, progress=(index - 1) / config.rounds)
+    samples = _rollouts(train_tasks, policy, sampling, round_dir / "samples", accountant)
+    del policy
+    verdicts = Counter(verdict(t, config.threshold, config.drop_format_errors) for t in samples)
+    kept = keep(samples, config.threshold, config.drop_format_errors)
+    sampled = summarize(samples) if samples else {}
+    record = {"round": index, "model_in": str(model_dir), "sampled": len(samples), "kept": len(kept),
+              "kept_fraction": len(kept) / len(samples) if samples else None,
+              "rejected": {k: v for k, v in sorted(verdicts.items()) if k != KEPT},
+              "mean_reward": sampled.get("mean_reward"), "sample_pass@1": sampled.get("pass@1"),
+              "sample_hack_rate": sampled.get("hack_rate"), "trained": bool(kept), "skipped": None,
+              "train_loss": None, "train_steps": 0, "train_rows": 0}
+    if kept:
+        start = Path(base_dir) if config.from_base and base_dir is not None else model_dir
+        model_out = round_dir / "model"
+        result = fine_tune(start, kept, sft_args, model_out, accountant)
+        record.update(train_loss=result["train_loss"], train_steps=result["steps"], train_rows=result["rows"])
+    else:
+        model_out = model_dir
+        record["skipped"] = (f"no episode kept out of {len(samples)} (threshold {config.threshold}): "
+                             f"training skipped, the next round samples the same weights")
+    record["model_out"] = str(model_out)
+    heldout = []
+    if heldout_tasks:
+        policy = policy_factory(model_out, "eval")
+        evaluation = dataclasses.replace(rollout, samples=config.eval_samples)
+        heldout = _rollouts(heldout_tasks, policy, evaluation, round_dir / "heldout", accountant)
+        del policy
+    evaluated = summarize(heldout) if heldout else {}
+    record.update({"heldout_pass@1": evaluated.get("pass@1"), "heldout_mean_reward": evaluated.get("mean_reward"),
+                   "heldout_hack_rate": evaluated.get("hack_rate"), "heldout_episodes": len(heldout),
+                   "heldout_errors": evaluated.get("errors")})
+    gc.collect()
+    return record
+
+
+def run_rft(model_dir: str | Path, train_tasks: Sequence[Task], heldout_tasks: Sequence[Task], sft_args, *,
+            out_dir: str | Path, config: RFTConfig | None = None, rollout: RolloutConfig | None = None,
+            spec=None, accountant: Accountant | None = None, policy_factory: PolicyFactory | None = None,
+            hf_config=None) -> list[dict]:
+    """``config.rounds`` rounds of ``rft_round``; returns their records (also in ``out_dir/rounds.json``).
+
+    ``spec`` (preset name, TOML path or ``RewardSpec``) overrides ``rollout.spec``.
+    ``policy_factory`` default: ``HFPolicy(model_dir, hf_config)``. ``out_dir`` must hold no rounds yet."""
+    config = config or RFTConfig()
+    rollout = rollout or RolloutConfig()
+    if spec is not None:
+        rollout = dataclasses.replace(rollout, spec=spec)
+    accountant = accountant or Accountant()
+    policy_factory = policy_factory or hf_policy_factory(hf_config)
+    out_dir = Path(out_dir)
+    if out_dir.exists() and any(out_dir.glob("round-*")):
+        raise ValueError(f"{out_dir} already holds rounds of a run: choose a new out_dir")
+    out_dir.mkdir(parents=True, exist_ok=True)
+    records: list[dict] = []
+    current = Path(model_dir)
+    for index in range(1, config.rounds + 1):
+        record = rft_round(index, current, train_tasks, heldout_tasks, sft_args, out_dir=out_dir, config=config,
+                           rollout=rollout, accountant=accountant, policy_factory=policy_factory, base_dir=model_dir)
+        records.append(record)
+        current = Path(record["model_out"])
+        (out_dir / "rounds.json").write_text(json.dumps({"version": ROUNDS_VERSION, "rounds": records}, indent=2))
+    return records
+
+
+def _rollouts(tasks: Sequence[Task], policy: Policy, config: RolloutConfig, directory: Path,
+              accountant: Accountant) -> list[Trajectory]:
+    store = TrajectoryStore(directory)
+    run_rollouts(tasks, policy, config, store=store, accountant=accountant)
+    return store.read()

@@ -1,0 +1,201 @@
+"""Rejection-sampling fine-tuning: the keep filter, assistant-only SFT on a tiny model, whole rounds."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+
+import pytest
+import torch
+
+from termrl.actions import render_tool_call
+from termrl.policies.scripted import SUBMIT, NopPolicy, OraclePolicy
+from termrl.protocols import Action, ActionKind, Reply, StepRecord, Trajectory
+from termrl.train.rft import RFTConfig, fine_tune, keep, run_rft, sft_trainer, verdict
+
+PROMPT = [{"role": "system", "content": "You are an agent."}, {"role": "user", "content": "Count the errors in log."}]
+REPLIES = ['<tool_call>{"name": "bash", "arguments": {"command": "grep -c ERROR log"}}</tool_call>',
+           '<tool_call>{"name": "submit", "arguments": {}}</tool_call>']
+OBSERVATIONS = ["exit code 0\n3", ""]
+
+
+def episode(sample=0, reward=2.0, findings=(), replies=REPLIES, observations=OBSERVATIONS, **kw) -> Trajectory:
+    steps = [StepRecord(i, r, {"kind": "command"}, o) for i, (r, o) in enumerate(zip(replies, observations))]
+    return Trajectory(f"t#0#{sample}", "t", "scripted", sample=sample, prompt=[dict(m) for m in PROMPT],
+                      steps=steps, ending="submitted", reward=reward, passed=reward is not None and reward >= 1,
+                      evidence={"verified": True}, findings=[{"kind": k, "severity": s} for k, s in findings], **kw)
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory):
+    from termrl.policies.tiny import build_tiny_model
+
+    return build_tiny_model(tmp_path_factory.mktemp("tiny") / "model", hidden_size=32, layers=1, heads=2)
+
+
+def sft_args(tmp_path, **kw):
+    from trl import SFTConfig
+
+    base = {"output_dir": str(tmp_path / "sft"), "use_cpu": True, "report_to": "none", "bf16": False,
+            "activation_checkpointing": False, "assistant_only_loss": True, "max_steps": 4,
+            "per_device_train_batch_size": 2, "learning_rate": 1e-2, "logging_steps": 1, "save_strategy": "no",
+            "disable_tqdm": True, "seed": 0}
+    return SFTConfig(**{**base, **kw})
+
+
+def test_keep_filter_wants_enough_reward_and_no_high_severity_finding():
+    good = episode(0, reward=1.7, findings=[("empty_work", "medium")])
+    cases = {
+        "kept": good,
+        "below_threshold": episode(1, reward=0.9),
+        "hacked": episode(2, reward=3.0, findings=[("tampering", "high")]),  # more reward than good: still out
+        "unscored": episode(3, reward=None),
+        "harness_failure": episode(4, reward=2.0, error="SandboxError: gone"),
+        "format_error": episode(5),
+    }
+    cases["format_error"].steps = [StepRecord(0, "<tool_call>{", None, "Format error: bad JSON", format_error="x"),
+                                   *good.steps]
+    got = {name: verdict(t, threshold=1.0, drop_format_errors=True) for name, t in cases.items()}
+    assert got == {name: name for name in cases}
+    assert [t.episode_id for t in keep(list(cases.values()), 1.0)] == ["t#0#0", "t#0#5"]
+    assert keep([episode(reward=1.0)], 1.0) and not keep([episode(reward=0.99)], 1.0)
+
+
+def test_sft_loss_covers_exactly_the_assistant_replies(tiny, tmp_path):
+    trainer = sft_trainer(tiny, [episode()], sft_args(tmp_path), tmp_path / "out")
+    example = trainer.train_dataset[0]
+    spans, span = [], []
+    for token, label in zip(example["input_ids"], example["labels"]):
+        if label != -100:
+            assert label == token
+            span.append(token)
+        elif span:
+            spans, span = spans + [span], []
+    spans += [span] if span else []
+    text = [trainer.processing_class.decode(s) for s in spans]
+    # TRL's generation span in ChatML: "\n" + reply + end-of-turn + "\n"; nothing of the system
+    # prompt, the instruction or the observation carries loss
+    assert text == ["\n" + r + "<|im_end|>\n" for r in REPLIES]
+    with pytest.raises(ValueError, match="assistant_only_loss=True"):
+        sft_trainer(tiny, [episode()], sft_args(tmp_path, assistant_only_loss=False), tmp_path / "out2")
+
+
+def _reply_logprob(model_dir, trainer) -> float:
+    """Mean log-probability of the trained (assistant) tokens of the trainer's first row."""
+    from transformers import AutoModelForCausalLM
+
+    model = AutoModelForCausalLM.from_pretrained(model_dir).eval()
+    row = trainer.train_dataset[0]
+    ids, labels = torch.tensor([row["input_ids"]]), torch.tensor(row["labels"][1:])
+    with torch.no_grad():
+        logps = model(ids).logits[0, :-1].log_softmax(-1).gather(1, ids[0, 1:, None])[:, 0]
+    return logps[labels != -100].mean().item()
+
+
+def test_fine_tuning_on_kept_episodes_makes_their_replies_more_likely(tiny, tmp_path):
+    # The reward's only lever in RFT is which episodes are imitated, so "moved the right way"
+    # is: the kept episodes' replies become more likely. Log-probs are exact and deterministic
+    # on CPU; the sampled reward of a random 30k-parameter model is not a usable signal.
+    kept = keep([episode(0), episode(1, reward=0.0, replies=["rm -rf /", "x"])], threshold=1.0)
+    args = sft_args(tmp_path, max_steps=8)
+    probe = sft_trainer(tiny, kept, args, tmp_path / "probe")
+    before = _reply_logprob(tiny, probe)
+    result = fine_tune(tiny, kept, args, tmp_path / "tuned")
+    after = _reply_logprob(tmp_path / "tuned", probe)
+    assert result["steps"] == 8 and math.isfinite(result["train_loss"]) and result["rows"] == 1
+    assert after > before + 0.5, (before, after)
+
+
+class Mixed:
+    """Sample 0 plays the oracle; sample 1 the oracle after planting a conftest.py (a high-severity
+    hack that still passes); every other sample submits at once (fails)."""
+
+    name = "mixed"
+
+    def generate(self, turns):
+        return [Reply(self._reply(t)) for t in turns]
+
+    @staticmethod
+    def _reply(turn):
+        if turn.sample == 0:
+            return OraclePolicy._reply(turn)
+        if turn.sample == 1:
+            if turn.step == 0:
+                return render_tool_call(Action(ActionKind.WRITE, path="conftest.py", content="import os\n"))
+            return OraclePolicy._reply(dataclasses.replace(turn, step=turn.step - 1))
+        return SUBMIT
+
+
+def _weights(directory):
+    from safetensors.torch import load_file
+
+    return load_file(str(directory / "model.safetensors"))
+
+
+@pytest.mark.sandbox
+def test_a_round_samples_keeps_only_clean_successes_trains_and_evaluates(tiny, tmp_path):
+    from termrl.env import EnvConfig
+    from termrl.rollout.runner import RolloutConfig
+    from termrl.tasks.suites import find_task
+
+    task = find_task("shell-count-errors")
+    made = []
+
+    def factory(model_dir, purpose):
+        made.append((purpose, model_dir))
+        return Mixed() if purpose == "sample" else OraclePolicy()
+
+    rollout = RolloutConfig(workers=2, env=EnvConfig(static=False))
+    out = tmp_path / "rft"
+    [record] = run_rft(tiny, [task], [task], sft_args(tmp_path), out_dir=out, rollout=rollout,
+                       config=RFTConfig(rounds=1, samples_per_task=3), policy_factory=factory)
+
+    assert record["sampled"] == 3 and record["kept"] == 1 and record["kept_fraction"] == pytest.approx(1 / 3)
+    assert record["rejected"] == {"below_threshold": 1, "hacked": 1}
+    assert record["trained"] and record["skipped"] is None and record["train_steps"] == 4
+    assert math.isfinite(record["train_loss"]) and record["mean_reward"] is not None
+    assert record["heldout_pass@1"] == 1.0 and record["heldout_episodes"] == 1
+    assert made == [("sample", tiny), ("eval", out / "round-1" / "model")]
+    before, after = _weights(tiny), _weights(out / "round-1" / "model")
+    assert any(not torch.equal(before[k], after[k]) for k in before)
+    assert json.loads((out / "rounds.json").read_text())["rounds"] == [record]
+    from termrl.rollout.store import read
+
+    assert len(read(out / "round-1" / "samples")) == 3
+
+    with pytest.raises(ValueError, match="new out_dir"):
+        run_rft(tiny, [task], [], sft_args(tmp_path), out_dir=out, policy_factory=factory)
+
+
+@pytest.mark.sandbox
+def test_rounds_that_keep_nothing_skip_training_and_say_so(tiny, tmp_path):
+    from termrl.env import EnvConfig
+    from termrl.rollout.runner import RolloutConfig
+    from termrl.tasks.suites import find_task
+
+    records = run_rft(tiny, [find_task("shell-count-errors")], [], sft_args(tmp_path), out_dir=tmp_path / "rft",
+                      rollout=RolloutConfig(workers=2, env=EnvConfig(static=False)),
+                      config=RFTConfig(rounds=2, samples_per_task=2), policy_factory=lambda d, p: NopPolicy())
+    assert [r["kept"] for r in records] == [0, 0]
+    assert all(not r["trained"] and "training skipped" in r["skipped"] and r["train_loss"] is None for r in records)
+    assert all(r["model_out"] == r["model_in"] == str(tiny) for r in records)
+    assert records[0]["heldout_pass@1"] is None and not (tmp_path / "rft" / "round-1" / "model").exists()
+
+
+@pytest.mark.sandbox
+def test_rounds_hand_the_weights_to_a_local_model_policy_through_their_directory(tiny, tmp_path):
+    from termrl.env import EnvConfig
+    from termrl.policies.hf import HFConfig
+    from termrl.rollout.runner import RolloutConfig
+    from termrl.tasks.suites import find_task
+
+    task = find_task("shell-count-errors")
+    [record] = run_rft(tiny, [task], [task], sft_args(tmp_path, max_steps=2), out_dir=tmp_path / "rft",
+                       rollout=RolloutConfig(workers=2, env=EnvConfig(static=False, max_steps=2)),
+                       config=RFTConfig(rounds=1, samples_per_task=2, threshold=-100.0),  # keep every clean episode
+                       hf_config=HFConfig(max_new_tokens=12, seed=0))
+    assert record["sampled"] == record["kept"] == 2 and record["rejected"] == {} and record["trained"]
+    # the held-out episode ran an HFPolicy loaded from the round's saved directory
+    assert record["model_out"] == str(tmp_path / "rft" / "round-1" / "model")
+    assert record["heldout_episodes"] == 1 and record["heldout_errors"] == 0
