@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from termrl.cli import audit, eval, sandbox, tasks, verify
+from termrl.cli import audit, eval, sandbox, tasks, train, verify
 
 app = typer.Typer(help="termrl: RL for terminal and coding agents on execution-verified rewards.",
                   no_args_is_help=True, add_completion=False)
@@ -14,6 +14,7 @@ app.command("verify")(verify.verify_cmd)
 app.add_typer(verify.reward_app, name="reward")
 app.command("audit")(audit.audit_cmd)
 app.command("eval")(eval.eval_cmd)
+app.command("train")(train.train_cmd)
 
 
 def main() -> None:

@@ -110,8 +110,9 @@ class EnvComponentReward:
     per batch, then scored at the batch's training progress."""
 
     def __init__(self, inner, stats: ZeroVarianceStats | None, num_generations: int | None,
-                 phase: Callable | None):
+                 phase: Callable | None, on_batch: Callable | None = None):
         self.inner, self.stats, self.num_generations, self._phase = inner, stats, num_generations, phase
+        self.on_batch = on_batch
         self.component = inner.component
         self.__name__ = inner.__name__
 
@@ -130,6 +131,8 @@ class EnvComponentReward:
             if self.stats is not None:  # the first function of the list counts, once per batch
                 rewards: list[Reward] = self.inner.scorer.rewards(prompts, completions, kwargs)
                 self._log(rewards, prompts, environments, kwargs)
+                if self.on_batch is not None:
+                    self.on_batch(environments, rewards, kwargs.get("trainer_state"))
         return out
 
     def _log(self, rewards: list[Reward], prompts: list, environments: list, kwargs: dict) -> None:
@@ -147,7 +150,7 @@ class EnvComponentReward:
 
 
 def grpo_reward_funcs(spec, num_generations: int | None = None, workers: int = 1,
-                      accountant=None) -> list[EnvComponentReward]:
+                      accountant=None, on_batch: Callable | None = None) -> list[EnvComponentReward]:
     """One TRL reward function per component of ``spec`` (a ``RewardSpec`` or preset name), in order.
 
     They read ``environments`` (TRL passes them with ``environment_factory``): each rollout's
@@ -155,7 +158,8 @@ def grpo_reward_funcs(spec, num_generations: int | None = None, workers: int = 1
     ``global_step / max_steps``, with ``len(completion_ids[i])`` as its length and the group's
     verified rollouts as its group. ``num_generations``: the group size, for counting
     zero-variance groups (None: group by prompt). ``workers``: episodes finished at once, in
-    threads. ``accountant``: reward time goes to its ``reward`` phase.
+    threads. ``accountant``: reward time goes to its ``reward`` phase. ``on_batch(environments,
+    rewards, trainer_state)``: called once per scored batch (``termrl train`` stores the rollouts).
     """
 
     def evaluate(prompt, text: str, row: dict):
@@ -165,7 +169,8 @@ def grpo_reward_funcs(spec, num_generations: int | None = None, workers: int = 1
     funcs = trl_reward_funcs(spec, evaluate, workers=workers)
     stats = ZeroVarianceStats()
     phase = accountant.phase if accountant is not None else None
-    return [EnvComponentReward(f, stats if i == 0 else None, num_generations, phase) for i, f in enumerate(funcs)]
+    return [EnvComponentReward(f, stats if i == 0 else None, num_generations, phase, on_batch if i == 0 else None)
+            for i, f in enumerate(funcs)]
 
 
 def task_rows(tasks: Iterable[Task | str | dict], system_prompt: str = SYSTEM_PROMPT) -> list[dict]:
@@ -204,7 +209,8 @@ def _check_args(args) -> None:
 
 
 def train_grpo(model, tokenizer, tasks, spec, args, peft_config=None, accountant=None, callbacks=(), *,
-               env_config: EnvConfig | None = None, workers: int = 1, system_prompt: str = SYSTEM_PROMPT):
+               env_config: EnvConfig | None = None, workers: int = 1, system_prompt: str = SYSTEM_PROMPT,
+               on_batch: Callable | None = None, resume_from_checkpoint: str | bool | None = None):
     """Train ``model`` with GRPO on ``tasks``; returns the ``GRPOTrainer`` after training.
 
     ``model``: a causal LM (or a path); ``tokenizer``: its tokenizer, whose chat template must
@@ -214,7 +220,8 @@ def train_grpo(model, tokenizer, tasks, spec, args, peft_config=None, accountant
     ``peft_config``: LoRA (or any PEFT) config; only the adapter is trained. ``accountant``:
     a ``termrl.rollout.accounting.Accountant``; training goes to its ``training`` phase,
     sandbox, verification, detection and reward time to theirs. ``env_config``: the episodes'
-    limits and sandbox backend. ``workers``: episodes verified at once. Every sandbox is
+    limits and sandbox backend. ``workers``: episodes verified at once. ``on_batch``: see
+    ``grpo_reward_funcs``. ``resume_from_checkpoint``: passed to ``Trainer.train``. Every sandbox is
     closed when this returns, also when training raises.
     """
     from datasets import Dataset
@@ -230,12 +237,13 @@ def train_grpo(model, tokenizer, tasks, spec, args, peft_config=None, accountant
         raise ValueError("the dataset needs a 'task_id' column (and a 'prompt' column); build it with task_rows")
     phase = accountant.phase if accountant is not None else None
     factory = EnvironmentFactory(env_config, phase)
-    trainer = GRPOTrainer(model=model, reward_funcs=grpo_reward_funcs(spec, args.num_generations, workers, accountant),
+    trainer = GRPOTrainer(model=model, reward_funcs=grpo_reward_funcs(spec, args.num_generations, workers, accountant,
+                                                                 on_batch),
                           args=args, train_dataset=dataset, processing_class=tokenizer, callbacks=list(callbacks),
                           peft_config=peft_config, environment_factory=factory)
     try:
         with phase("training") if phase else contextlib.nullcontext():
-            trainer.train()
+            trainer.train(resume_from_checkpoint=resume_from_checkpoint)
     finally:
         factory.close()
     return trainer

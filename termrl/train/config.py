@@ -1,0 +1,305 @@
+"""``termrl train CONFIG.toml``: one validated config for GRPO, RFT and DPO.
+
+A config is TOML; every field has a default except ``algorithm``, ``model`` and
+``tasks.train``. ``--set key=value`` overrides any field by its dotted name (the value is
+read as a TOML value, a bare word as a string): ``--set grpo.learning_rate=1e-5``.
+Unknown sections or fields, wrong types and impossible values are errors that name the
+file, the field and the fix.
+
+    algorithm = "grpo"                 # grpo | rft | dpo
+    output_dir = "runs/grpo-logs"
+
+    [model]
+    path = "Qwen/Qwen2.5-Coder-1.5B-Instruct"   # a local directory (or a hub id on a GPU box)
+    # tiny = true                      # or build a tiny model from config (tests, CPU smoke runs)
+
+    [tasks]
+    train = "logs-count:0-999"
+    heldout = "logs-count:heldout:0-99"
+
+    [grpo]
+    steps = 200
+    num_generations = 8
+    use_vllm = true                    # GPU path: TRL's vLLM generation
+
+Immutable task data stays in the tasks; this is only what a run tunes.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import tomllib
+import typing
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+ALGORITHMS = ("grpo", "rft", "dpo")
+
+
+class ConfigError(ValueError):
+    """A config that cannot run: names the file, the field and the fix."""
+
+
+@dataclass
+class ModelConfig:
+    path: str = ""
+    """A Hugging Face model directory (or a hub id where downloads are allowed); empty with tiny."""
+    tiny: bool = False
+    """Build a small model and tokenizer locally from config instead (nothing downloaded)."""
+    tiny_hidden_size: int = 64
+    """Hidden size of the tiny model."""
+    tiny_layers: int = 2
+    """Layers of the tiny model."""
+    dtype: str = "auto"
+    """auto, float32 or bfloat16."""
+
+
+@dataclass
+class TasksConfig:
+    train: str = ""
+    """SUITE of training tasks: builtin, FAMILY:SEEDS, a directory, humaneval, mbpp."""
+    heldout: str = ""
+    """SUITE evaluated at the end (and per RFT round); empty: no held-out evaluation."""
+
+
+@dataclass
+class EnvSection:
+    max_steps: int | None = None
+    """Replies per episode; default: each task's own limit."""
+    time_limit_s: float | None = None
+    """Seconds of sandbox and generation time per episode; default: the task's."""
+    command_timeout_s: float = 120.0
+    """The longest one command may run."""
+    observation_chars: int = 4000
+    """Observation budget (head and tail kept)."""
+    backend: str = "bwrap"
+    """Sandbox backend: bwrap, docker or local."""
+
+
+@dataclass
+class LoraConfig:
+    enabled: bool = False
+    """Train a LoRA adapter (peft) instead of every weight."""
+    r: int = 16
+    """Adapter rank."""
+    alpha: int = 32
+    """LoRA alpha."""
+    dropout: float = 0.05
+    """Dropout on the adapter's input."""
+    target_modules: str = "all-linear"
+    """Modules that get adapters (peft's target_modules)."""
+
+
+@dataclass
+class GRPOSection:
+    steps: int = 100
+    """Optimizer steps."""
+    learning_rate: float = 1e-6
+    """AdamW learning rate."""
+    num_generations: int = 8
+    """Rollouts per task (the group whose mean is the baseline)."""
+    batch_size: int = 8
+    """Rollouts per device per step (a multiple of num_generations)."""
+    gradient_accumulation_steps: int = 1
+    """Batches accumulated per optimizer step."""
+    max_completion_length: int = 1024
+    """Tokens of one rollout (all turns), tool results included."""
+    temperature: float = 1.0
+    """Sampling temperature of rollouts."""
+    beta: float = 0.0
+    """KL coefficient against the reference model (0: no reference model)."""
+    use_vllm: bool = False
+    """Generate with vLLM (needs a GPU and vllm installed)."""
+    vllm_mode: str = "colocate"
+    """colocate (vLLM in the training process) or server (trl vllm-serve)."""
+    workers: int = 2
+    """Episodes verified at once."""
+
+
+@dataclass
+class RFTSection:
+    rounds: int = 3
+    """Sample -> filter -> fine-tune -> evaluate cycles."""
+    samples_per_task: int = 4
+    """Episodes sampled per training task per round."""
+    threshold: float = 1.0
+    """Least reward an episode needs to be kept (and no high-severity finding)."""
+    epochs: float = 1.0
+    """SFT epochs over the kept episodes per round."""
+    learning_rate: float = 1e-5
+    """SFT learning rate."""
+    batch_size: int = 4
+    """SFT batch size."""
+    temperature: float = 1.0
+    """Sampling temperature."""
+
+
+@dataclass
+class DPOSection:
+    samples_per_task: int = 4
+    """Episodes sampled per training task to build preference pairs."""
+    min_gap: float = 0.0
+    """Least reward difference of a pair (ties are never paired)."""
+    steps: int = 100
+    """Optimizer steps."""
+    learning_rate: float = 5e-7
+    """DPO learning rate."""
+    beta: float = 0.1
+    """DPO beta."""
+    batch_size: int = 4
+    """Pairs per step."""
+    temperature: float = 1.0
+    """Sampling temperature."""
+
+
+@dataclass
+class EvalSection:
+    samples: int = 1
+    """Episodes per held-out task."""
+    temperature: float = 1.0
+    """Sampling temperature of the held-out evaluation."""
+    max_new_tokens: int = 512
+    """Tokens per reply."""
+    workers: int = 2
+    """Episodes alive at once."""
+
+
+@dataclass
+class LoggingConfig:
+    tensorboard: bool = True
+    """Write metrics for TensorBoard under OUTPUT_DIR/tensorboard."""
+    wandb: bool = False
+    """Also report to Weights & Biases (needs wandb installed and configured)."""
+    save_steps: int = 50
+    """Checkpoint every this many optimizer steps (kept: the last 2)."""
+
+
+@dataclass
+class TrainConfig:
+    algorithm: str = ""
+    """grpo, rft or dpo."""
+    output_dir: str = ""
+    """Run directory: checkpoints, trajectories, metrics, compute accounting, results."""
+    seed: int = 0
+    """Seed of sampling and training."""
+    spec: str = "staged"
+    """Reward spec: a preset (sparse, coderl, rltf, staged) or a TOML file."""
+    model: ModelConfig = field(default_factory=ModelConfig)
+    tasks: TasksConfig = field(default_factory=TasksConfig)
+    env: EnvSection = field(default_factory=EnvSection)
+    lora: LoraConfig = field(default_factory=LoraConfig)
+    grpo: GRPOSection = field(default_factory=GRPOSection)
+    rft: RFTSection = field(default_factory=RFTSection)
+    dpo: DPOSection = field(default_factory=DPOSection)
+    eval: EvalSection = field(default_factory=EvalSection)
+    logging: LoggingConfig = field(default_factory=LoggingConfig)
+
+    def to_dict(self) -> dict:
+        return dataclasses.asdict(self)
+
+
+def _parse_value(text: str) -> Any:
+    try:
+        return tomllib.loads(f"v = {text}")["v"]
+    except tomllib.TOMLDecodeError:
+        return text  # a bare word is a string
+
+
+def apply_overrides(data: dict, overrides: list[str], source: str) -> dict:
+    """``key=value`` pairs applied to the raw TOML table (dotted keys for sections)."""
+    for item in overrides:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise ConfigError(f"--set {item!r}: expected KEY=VALUE, e.g. --set grpo.learning_rate=1e-5")
+        *parents, leaf = key.strip().split(".")
+        table = data
+        for part in parents:
+            table = table.setdefault(part, {})
+            if not isinstance(table, dict):
+                raise ConfigError(f"--set {item!r}: {part!r} in {source} is a value, not a section")
+        table[leaf] = _parse_value(value.strip())
+    return data
+
+
+def _coerce(value: Any, hint: Any, where: str, source: str) -> Any:
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if origin in (typing.Union, getattr(__import__("types"), "UnionType", None)):
+        if value is None and type(None) in args:
+            return None
+        hint = next(a for a in args if a is not type(None))
+    if hint is float and isinstance(value, int) and not isinstance(value, bool):
+        return float(value)
+    if isinstance(hint, type) and isinstance(value, hint) and not (hint is int and isinstance(value, bool)):
+        return value
+    name = getattr(hint, "__name__", str(hint))
+    raise ConfigError(f"{source}: field {where!r}: expected {name}, got {value!r} ({type(value).__name__})")
+
+
+def _build(cls, data: dict, prefix: str, source: str):
+    if not isinstance(data, dict):
+        raise ConfigError(f"{source}: {prefix.rstrip('.') or 'the file'} must be a table of fields")
+    hints = typing.get_type_hints(cls)
+    known = {f.name: f for f in dataclasses.fields(cls)}
+    unknown = sorted(set(data) - set(known))
+    if unknown:
+        raise ConfigError(f"{source}: unknown field '{prefix}{unknown[0]}'; known in "
+                          f"{prefix.rstrip('.') or 'the top level'}: {', '.join(known)}")
+    values = {}
+    for name, value in data.items():
+        hint = hints[name]
+        if dataclasses.is_dataclass(hint):
+            values[name] = _build(hint, value, f"{prefix}{name}.", source)
+        else:
+            values[name] = _coerce(value, hint, f"{prefix}{name}", source)
+    return cls(**values)
+
+
+def _check(cfg: TrainConfig, source: str) -> None:
+    def bad(field_name: str, fix: str) -> ConfigError:
+        return ConfigError(f"{source}: field {field_name!r}: {fix}")
+
+    if cfg.algorithm not in ALGORITHMS:
+        raise bad("algorithm", f"{cfg.algorithm!r} is not one of {', '.join(ALGORITHMS)}")
+    if not cfg.output_dir:
+        raise bad("output_dir", "set the run directory, e.g. output_dir = \"runs/my-run\"")
+    if bool(cfg.model.path) == cfg.model.tiny:
+        raise bad("model.path", "give a model directory in model.path, or set model.tiny = true (not both)")
+    if not cfg.tasks.train:
+        raise bad("tasks.train", "name the training tasks, e.g. \"logs-count:0-999\" or \"builtin\"")
+    if cfg.grpo.batch_size % cfg.grpo.num_generations:
+        raise bad("grpo.batch_size", f"must be a multiple of grpo.num_generations ({cfg.grpo.num_generations})")
+    if cfg.grpo.num_generations < 2:
+        raise bad("grpo.num_generations", "GRPO needs at least 2 rollouts per task to have a baseline")
+    if cfg.grpo.vllm_mode not in ("colocate", "server"):
+        raise bad("grpo.vllm_mode", "use \"colocate\" or \"server\"")
+    if cfg.model.dtype not in ("auto", "float32", "bfloat16"):
+        raise bad("model.dtype", "use auto, float32 or bfloat16")
+    for name, value in (("grpo.steps", cfg.grpo.steps), ("dpo.steps", cfg.dpo.steps),
+                        ("rft.rounds", cfg.rft.rounds), ("rft.samples_per_task", cfg.rft.samples_per_task),
+                        ("dpo.samples_per_task", cfg.dpo.samples_per_task), ("eval.samples", cfg.eval.samples),
+                        ("logging.save_steps", cfg.logging.save_steps)):
+        if value < 1:
+            raise bad(name, "must be at least 1")
+    if cfg.dpo.samples_per_task < 2:
+        raise bad("dpo.samples_per_task", "needs at least 2 episodes per task to make a pair")
+    for name, value in (("grpo.learning_rate", cfg.grpo.learning_rate), ("rft.learning_rate", cfg.rft.learning_rate),
+                        ("dpo.learning_rate", cfg.dpo.learning_rate)):
+        if not value > 0:
+            raise bad(name, "must be positive")
+
+
+def load_config(path: str | Path | None = None, overrides: list[str] = (), data: dict | None = None) -> TrainConfig:
+    """The validated config of ``path`` (or ``data``) with ``overrides`` applied."""
+    source = str(path) if path is not None else "the config"
+    if data is None:
+        try:
+            data = tomllib.loads(Path(path).read_text())
+        except FileNotFoundError:
+            raise ConfigError(f"{source}: no such file") from None
+        except tomllib.TOMLDecodeError as e:
+            raise ConfigError(f"{source}: not valid TOML ({e})") from None
+    data = apply_overrides(dict(data), list(overrides), source)
+    cfg = _build(TrainConfig, data, "", source)
+    _check(cfg, source)
+    return cfg

@@ -1,0 +1,309 @@
+"""``termrl train CONFIG.toml``: one run of GRPO, RFT or DPO, resumable after kill -9.
+
+Layout of ``output_dir``::
+
+    config.json        the resolved config (a resumed run must match it)
+    model-init/        the tiny model built from config (model.tiny)
+    checkpoints/       the trainer's checkpoints (GRPO, DPO): checkpoint-STEP/
+    rollouts/          GRPO: every scored rollout, one Parquet row each (TrajectoryStore)
+    samples/           DPO: the sampled episodes the pairs come from
+    rft/               RFT: round-N/{samples,model,heldout}
+    tensorboard/       metrics (TensorBoard; W&B too when configured)
+    final/             the trained model (and tokenizer)
+    heldout/           the held-out evaluation at the end
+    compute.json       where the run's time went, per phase
+    results.json       what the run measured
+
+Resume (``--resume``): the trainer restarts from its last checkpoint. Rollouts stored after
+that checkpoint belonged to steps that are done again, so they are dropped from the store
+before training goes on: each step's rollouts are stored exactly once. Sampled episodes
+(RFT rounds, DPO samples, the held-out evaluation) are skipped when already stored.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import re
+from pathlib import Path
+
+from termrl.rollout.accounting import Accountant
+from termrl.rollout.store import TrajectoryStore, read
+from termrl.train.config import TrainConfig
+
+STEP_ID = re.compile(r"#grpo-step(\d+)#")
+
+
+class ResumeError(ValueError):
+    """--resume on a directory that holds another run, or a run directory reused without --resume."""
+
+
+def _prepare_dir(cfg: TrainConfig, resume: bool) -> Path:
+    out = Path(cfg.output_dir)
+    saved = out / "config.json"
+    if saved.exists():
+        if not resume:
+            raise ResumeError(f"{out} already holds a run: pass --resume to finish it, or choose another output_dir")
+        old = json.loads(saved.read_text())
+        if old != cfg.to_dict():
+            diff = sorted(k for k in set(old) | set(cfg.to_dict()) if old.get(k) != cfg.to_dict().get(k))
+            raise ResumeError(f"{saved} was written by a run with other settings (differs in: {', '.join(diff)}); "
+                              "resume with the same config, or choose another output_dir")
+    elif resume and out.exists() and any(out.iterdir()):
+        raise ResumeError(f"{out} holds no config.json: nothing to resume")
+    out.mkdir(parents=True, exist_ok=True)
+    saved.write_text(json.dumps(cfg.to_dict(), indent=1))
+    return out
+
+
+def _model_dir(cfg: TrainConfig, out: Path) -> Path:
+    if not cfg.model.tiny:
+        return Path(cfg.model.path)
+    init = out / "model-init"
+    if not (init / "config.json").exists():
+        from termrl.policies.tiny import build_tiny_model
+
+        build_tiny_model(init, hidden_size=cfg.model.tiny_hidden_size, layers=cfg.model.tiny_layers, seed=cfg.seed)
+    return init
+
+
+def _tasks(suite: str):
+    from termrl.tasks.suites import resolve
+
+    entries = resolve(suite)
+    bad = [e for e in entries if e.task is None]
+    if bad:
+        raise ValueError(f"suite {suite!r}: task {bad[0].id} cannot be loaded: {bad[0].error}")
+    return [e.task for e in entries if not e.task.unsupported]
+
+
+def _env(cfg: TrainConfig):
+    from termrl.env import EnvConfig
+
+    e = cfg.env
+    return EnvConfig(max_steps=e.max_steps, time_limit_s=e.time_limit_s, command_timeout_s=e.command_timeout_s,
+                     observation_chars=e.observation_chars, backend=e.backend)
+
+
+def _report_to(cfg: TrainConfig) -> list[str]:
+    return (["tensorboard"] if cfg.logging.tensorboard else []) + (["wandb"] if cfg.logging.wandb else [])
+
+
+def _common_args(cfg: TrainConfig, out: Path) -> dict:
+    import torch
+
+    return {"output_dir": str(out / "checkpoints"), "seed": cfg.seed, "report_to": _report_to(cfg),
+            "logging_steps": 1, "save_steps": cfg.logging.save_steps, "save_total_limit": 2,
+            "use_cpu": not torch.cuda.is_available(), "disable_tqdm": True}
+
+
+def _peft(cfg: TrainConfig):
+    if not cfg.lora.enabled:
+        return None
+    from peft import LoraConfig
+
+    return LoraConfig(r=cfg.lora.r, lora_alpha=cfg.lora.alpha, lora_dropout=cfg.lora.dropout,
+                      target_modules=cfg.lora.target_modules, task_type="CAUSAL_LM")
+
+
+def _last_checkpoint(out: Path) -> Path | None:
+    found = sorted((out / "checkpoints").glob("checkpoint-*"), key=lambda p: int(p.name.split("-")[-1]))
+    return found[-1] if found else None
+
+
+def _drop_rollouts_after(store_dir: Path, step: int) -> int:
+    """Rewrite the rollout store without the rollouts of steps >= ``step``; returns how many went."""
+    if not store_dir.exists():
+        return 0
+    kept, dropped = [], 0
+    for traj in read(store_dir):
+        m = STEP_ID.search(traj.episode_id)
+        if m and int(m.group(1)) >= step:
+            dropped += 1
+        else:
+            kept.append(traj)
+    if dropped:
+        fresh = store_dir.with_name(store_dir.name + ".new")
+        if fresh.exists():
+            import shutil
+
+            shutil.rmtree(fresh)
+        TrajectoryStore(fresh).write(kept) if kept else fresh.mkdir()
+        old = store_dir.with_name(store_dir.name + ".old")
+        store_dir.rename(old)
+        fresh.rename(store_dir)
+        import shutil
+
+        shutil.rmtree(old)
+    return dropped
+
+
+def _rollout_recorder(store: TrajectoryStore):
+    """GRPO's ``on_batch``: every scored rollout of a batch, stored as one part."""
+    import time
+    from dataclasses import asdict
+
+    from termrl.protocols import Trajectory
+
+    def record(environments, rewards, trainer_state) -> None:
+        step = getattr(trainer_state, "global_step", 0) if trainer_state is not None else 0
+        batch = []
+        for i, (env, reward) in enumerate(zip(environments, rewards)):
+            inner = env.env
+            task = inner.task
+            evidence, findings = env._outcome()
+            batch.append(Trajectory(
+                episode_id=f"{task.id if task else 'unknown'}#grpo-step{step}#{i}",
+                task_id=task.id if task else "unknown", policy="grpo", seed=task.meta.seed if task else None,
+                split=task.meta.split if task else "train", sample=i,
+                family=(task.meta.family or None) if task else None,
+                prompt=[dict(m) for m in inner.messages[:2]], steps=list(inner.steps),
+                ending=env.ending.value if env.ending else "error", error=getattr(env, "error", None),
+                passed=bool(evidence and evidence.passed), reward=reward.total,
+                components=reward.components, evidence=evidence.to_dict() if evidence else None,
+                findings=[asdict(f) for f in findings], started=time.time()))
+        store.write(batch)
+
+    return record
+
+
+def run_grpo(cfg: TrainConfig, out: Path, model_dir: Path, accountant: Accountant, resume: bool) -> dict:
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+    from trl import GRPOConfig
+
+    from termrl.train.grpo import train_grpo
+
+    g = cfg.grpo
+    checkpoint = _last_checkpoint(out) if resume else None
+    dropped = _drop_rollouts_after(out / "rollouts", int(checkpoint.name.split("-")[-1]) if checkpoint else 0)
+    args = GRPOConfig(**_common_args(cfg, out), max_steps=g.steps, learning_rate=g.learning_rate,
+                      num_generations=g.num_generations, per_device_train_batch_size=g.batch_size,
+                      gradient_accumulation_steps=g.gradient_accumulation_steps,
+                      max_completion_length=g.max_completion_length, temperature=g.temperature, beta=g.beta,
+                      use_vllm=g.use_vllm, vllm_mode=g.vllm_mode)
+    tokenizer = AutoTokenizer.from_pretrained(model_dir)
+    model = AutoModelForCausalLM.from_pretrained(model_dir, dtype=_dtype(cfg))
+    store = TrajectoryStore(out / "rollouts")
+    trainer = train_grpo(model, tokenizer, _tasks(cfg.tasks.train), cfg.spec, args, _peft(cfg), accountant,
+                         env_config=_env(cfg), workers=g.workers, on_batch=_rollout_recorder(store),
+                         resume_from_checkpoint=str(checkpoint) if checkpoint else None)
+    _save(trainer, tokenizer, out / "final")
+    return {"steps": trainer.state.global_step, "resumed_from": str(checkpoint) if checkpoint else None,
+            "rollouts": len(store.done_ids()), "rollouts_dropped_on_resume": dropped,
+            "zero_variance_groups": trainer.reward_funcs[0].stats.fraction,
+            "log": [e for e in trainer.state.log_history if "loss" in e or "reward" in e][-5:]}
+
+
+def _dtype(cfg: TrainConfig):
+    import torch
+
+    return {"auto": "auto", "float32": torch.float32, "bfloat16": torch.bfloat16}[cfg.model.dtype]
+
+
+def _save(trainer, tokenizer, where: Path) -> None:
+    trainer.save_model(str(where))
+    tokenizer.save_pretrained(str(where))
+
+
+def _sampling(cfg: TrainConfig, samples: int, temperature: float):
+    from termrl.rollout.runner import RolloutConfig
+
+    return RolloutConfig(samples=samples, workers=cfg.eval.workers, spec=cfg.spec, env=_env(cfg)), \
+        {"temperature": temperature, "max_new_tokens": cfg.eval.max_new_tokens, "seed": cfg.seed}
+
+
+def run_rft(cfg: TrainConfig, out: Path, model_dir: Path, accountant: Accountant, resume: bool) -> dict:
+    from trl import SFTConfig
+
+    from termrl.policies.hf import HFConfig
+    from termrl.train.rft import RFTConfig, hf_policy_factory, rft_round
+
+    r = cfg.rft
+    rounds_file = out / "rft" / "rounds.json"
+    records = json.loads(rounds_file.read_text())["rounds"] if rounds_file.exists() else []
+    rollout, options = _sampling(cfg, r.samples_per_task, r.temperature)
+    factory = hf_policy_factory(HFConfig(**options), HFConfig(**{**options, "temperature": cfg.eval.temperature}))
+    rcfg = RFTConfig(rounds=r.rounds, samples_per_task=r.samples_per_task, threshold=r.threshold,
+                     eval_samples=cfg.eval.samples)
+    args = SFTConfig(**{**_common_args(cfg, out), "save_strategy": "no"}, num_train_epochs=r.epochs,
+                     learning_rate=r.learning_rate, per_device_train_batch_size=r.batch_size,
+                     assistant_only_loss=True)
+    heldout = _tasks(cfg.tasks.heldout) if cfg.tasks.heldout else []
+    current = Path(records[-1]["model_out"]) if records else model_dir
+    for index in range(len(records) + 1, r.rounds + 1):
+        record = rft_round(index, current, _tasks(cfg.tasks.train), heldout, args, out_dir=out / "rft", config=rcfg,
+                           rollout=rollout, accountant=accountant, policy_factory=factory, base_dir=model_dir)
+        records.append(record)
+        current = Path(record["model_out"])
+        rounds_file.write_text(json.dumps({"version": 1, "rounds": records}, indent=1))
+    final = out / "final"
+    if not (final / "config.json").exists():
+        import shutil
+
+        shutil.copytree(current, final, dirs_exist_ok=True)
+    return {"rounds": records}
+
+
+def run_dpo(cfg: TrainConfig, out: Path, model_dir: Path, accountant: Accountant, resume: bool) -> dict:
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+    from trl import DPOConfig
+
+    from termrl.policies.hf import HFPolicy, HFConfig
+    from termrl.rollout.runner import run_rollouts
+    from termrl.train.dpo import dpo_trainer
+    from termrl.train.trajdata import dpo_pairs
+
+    d = cfg.dpo
+    rollout, options = _sampling(cfg, d.samples_per_task, d.temperature)
+    store = TrajectoryStore(out / "samples")
+    run_rollouts(_tasks(cfg.tasks.train), HFPolicy(model_dir, HFConfig(**options)), rollout, store=store,
+                 accountant=accountant)
+    pairs = dpo_pairs(store.read(), min_gap=d.min_gap)
+    checkpoint = _last_checkpoint(out) if resume else None
+    args = DPOConfig(**_common_args(cfg, out), max_steps=d.steps, learning_rate=d.learning_rate, beta=d.beta,
+                     per_device_train_batch_size=d.batch_size)
+    tokenizer = AutoTokenizer.from_pretrained(model_dir)
+    model = AutoModelForCausalLM.from_pretrained(model_dir, dtype=_dtype(cfg))
+    trainer = dpo_trainer(model, tokenizer, pairs, args, _peft(cfg))
+    with accountant.phase("training"):
+        trainer.train(resume_from_checkpoint=str(checkpoint) if checkpoint else None)
+    _save(trainer, tokenizer, out / "final")
+    return {"pairs": len(pairs), "steps": trainer.state.global_step,
+            "resumed_from": str(checkpoint) if checkpoint else None}
+
+
+def heldout_eval(cfg: TrainConfig, out: Path, accountant: Accountant) -> dict | None:
+    if not cfg.tasks.heldout:
+        return None
+    from termrl.eval.metrics import summarize
+    from termrl.policies.hf import HFConfig, HFPolicy
+    from termrl.rollout.runner import run_rollouts
+
+    rollout, options = _sampling(cfg, cfg.eval.samples, cfg.eval.temperature)
+    store = TrajectoryStore(out / "heldout")
+    run_rollouts(_tasks(cfg.tasks.heldout), HFPolicy(out / "final", HFConfig(**options)), rollout, store=store,
+                 accountant=accountant)
+    summary = summarize(store.read())
+    return {k: summary[k] for k in ("pass@1", "episodes", "errors", "mean_reward", "hack_rate", "splits")}
+
+
+RUNNERS = {"grpo": run_grpo, "rft": run_rft, "dpo": run_dpo}
+
+
+def run_training(cfg: TrainConfig, resume: bool = False) -> dict:
+    """Train as ``cfg`` says, evaluate on the held-out tasks, and write results.json."""
+    import os
+
+    out = _prepare_dir(cfg, resume)
+    os.environ["TENSORBOARD_LOGGING_DIR"] = str(out / "tensorboard")  # transformers' TensorBoard callback reads it
+    accountant = Accountant()
+    with accountant:
+        model_dir = _model_dir(cfg, out)
+        trained = RUNNERS[cfg.algorithm](cfg, out, model_dir, accountant, resume)
+        heldout = heldout_eval(cfg, out, accountant)
+    compute = accountant.summary()
+    (out / "compute.json").write_text(json.dumps(compute, indent=1))
+    results = {"algorithm": cfg.algorithm, "output_dir": str(out), "training": trained, "heldout": heldout,
+               "compute": compute, "config": dataclasses.asdict(cfg)}
+    (out / "results.json").write_text(json.dumps(results, indent=1, default=str))
+    return results

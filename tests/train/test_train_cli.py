@@ -1,0 +1,105 @@
+"""``termrl train CONFIG.toml``: validation, overrides, a GRPO run, and kill -9 then --resume."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+
+from termrl.train.config import ConfigError, load_config
+
+CONFIG = """
+algorithm = "grpo"
+output_dir = "{out}"
+[model]
+tiny = true
+tiny_hidden_size = 32
+[tasks]
+train = "logs-count:0-1"
+heldout = "logs-count:heldout:0-1"
+[env]
+max_steps = 2
+[grpo]
+steps = {steps}
+num_generations = 2
+batch_size = 2
+max_completion_length = 24
+learning_rate = 1e-3
+[eval]
+max_new_tokens = 12
+[logging]
+save_steps = 1
+"""
+
+
+def write(tmp_path: Path, steps: int = 2) -> tuple[Path, Path]:
+    out = tmp_path / "run"
+    path = tmp_path / "grpo.toml"
+    path.write_text(CONFIG.format(out=out, steps=steps))
+    return path, out
+
+
+def termrl(*args, timeout=900):
+    return subprocess.run([sys.executable, "-m", "termrl", *args], capture_output=True, text=True, timeout=timeout)
+
+
+def test_config_errors_name_the_field_and_fix(tmp_path):
+    path, _ = write(tmp_path)
+    cfg = load_config(path, ["grpo.learning_rate=3e-4", "seed=7", "tasks.heldout=logs-count:heldout:0-9"])
+    assert cfg.grpo.learning_rate == 3e-4 and cfg.seed == 7 and cfg.tasks.heldout == "logs-count:heldout:0-9"
+    cases = [
+        (["grpo.num_generations=3"], "grpo.batch_size"),
+        (["algorithm=ppo"], "'algorithm'"),
+        (["grpo.steps=ten"], "'grpo.steps': expected int"),
+        (["grpo.lr=1"], "unknown field 'grpo.lr'"),
+        (["model.path=/m"], "'model.path'"),
+    ]
+    for overrides, needle in cases:
+        with pytest.raises(ConfigError, match=needle) as e:
+            load_config(path, overrides)
+        assert str(path) in str(e.value)
+    with pytest.raises(ConfigError, match="no such file"):
+        load_config(tmp_path / "missing.toml")
+    res = termrl("train", str(path), "--set", "grpo.steps=0")
+    assert res.returncode == 2 and "'grpo.steps': must be at least 1" in res.stderr and "Traceback" not in res.stderr
+
+
+def stored(run: Path) -> list[str]:
+    return [i for p in sorted((run / "rollouts").glob("*.parquet"))
+            for i in pq.read_table(p, columns=["episode_id"]).column("episode_id").to_pylist()]
+
+
+@pytest.mark.sandbox
+def test_grpo_run_kill_9_and_resume(tmp_path):
+    path, out = write(tmp_path, steps=4)
+    proc = subprocess.Popen([sys.executable, "-m", "termrl", "train", str(path), "--json"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    deadline = time.time() + 600
+    while not (out / "checkpoints" / "checkpoint-2").exists() and time.time() < deadline and proc.poll() is None:
+        time.sleep(0.1)
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    assert (out / "checkpoints" / "checkpoint-2").exists() and not (out / "results.json").exists()
+    res = termrl("train", str(path))
+    assert res.returncode == 2 and "--resume" in res.stderr
+    res = termrl("train", str(path), "--resume", "--json")
+    assert res.returncode == 0, res.stderr[-3000:]
+    results = json.loads(res.stdout)
+    assert results["training"]["steps"] == 4 and results["training"]["resumed_from"].endswith("checkpoint-2")
+    ids = stored(out)
+    steps = sorted(int(i.split("#grpo-step")[1].split("#")[0]) for i in ids)
+    assert len(ids) == len(set(ids)) == 4 * 2  # every step's 2 rollouts, none lost, none twice
+    assert steps == [0, 0, 1, 1, 2, 2, 3, 3]
+    assert results["heldout"]["episodes"] == 2
+    phases = results["compute"]["phases"]
+    assert phases["training"]["wall_s"] > 0
+    assert sum(p["wall_s"] for p in phases.values()) == pytest.approx(results["compute"]["wall_s"], rel=0.05)
+    assert list((out / "tensorboard").glob("events.out.tfevents.*"))
+    assert (out / "final" / "model.safetensors").exists()
