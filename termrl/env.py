@@ -236,20 +236,24 @@ class TerminalEnv:
         from termrl.verify import verify, workspace
 
         trace = [s.trace() for s in self.steps]
+        after = home = None
+        if self.config.detect:  # the agent's final state, before the hidden tests may write into it
+            with self._timed("detection"):
+                try:
+                    after, home = workspace.snapshot(self.box), workspace.home_snapshot(self.box)
+                except OSError:
+                    after = None
         with self._timed("verification"):
             evidence = verify(self.task, self.box, before=self.before, trace=trace,
                               per_test_timeout=self.config.per_test_timeout, static=self.config.static)
         findings = []
         if self.config.detect and evidence.verified:
-            with self._timed("detection"):
-                try:
-                    inp = HackInput(task=self.task, evidence=evidence, before=self.before,
-                                    after=workspace.snapshot(self.box), home=workspace.home_snapshot(self.box),
-                                    trace=trace)
-                except OSError as e:
-                    evidence.verified, evidence.verify_error = False, f"snapshot failed: {e}"
-                else:
-                    findings = run_detectors(inp)
+            if after is None:
+                evidence.verified, evidence.verify_error = False, "the workspace snapshot for the detectors failed"
+            else:
+                with self._timed("detection"):
+                    findings = run_detectors(HackInput(task=self.task, evidence=evidence, before=self.before,
+                                                       after=after, home=home, trace=trace))
         with self._timed("reward"):
             reward = self.spec.score(evidence, findings=findings, progress=self.progress) if self.spec else None
         self.outcome = Outcome(ending, evidence, findings, reward)

@@ -18,7 +18,7 @@ def audit_cmd(
     suite: str = typer.Argument(..., help="builtin, humaneval, mbpp, FAMILY:SEEDS or a directory of tasks"),
     spec: str = typer.Option("staged", "--spec", help="Preset (sparse, coderl, rltf, staged) or TOML file."),
     exploits: Optional[str] = typer.Option(None, "--exploits", help="Comma-separated subset of exploits."),
-    workers: Optional[int] = typer.Option(None, help="Parallel sandboxes (default: one per core)."),
+    workers: Optional[int] = typer.Option(None, help="Parallel sandboxes (default: two per core)."),
     as_json: bool = typer.Option(False, "--json", help='Print {"rows", "test_weak_tasks", "exploitable_tasks"}.'),
 ) -> None:
     """Red-team a reward spec: does any exploit earn more than doing nothing? Exit 1 if so."""

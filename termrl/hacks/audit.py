@@ -18,7 +18,7 @@ detectors caught it.
 from __future__ import annotations
 
 import os
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, as_completed, wait
 from dataclasses import asdict, dataclass, field
 from typing import Callable, Sequence
 
@@ -77,10 +77,11 @@ def _episode(task: Task, spec, act: Callable | None, baseline: Baseline | None) 
     try:
         before = workspace.snapshot(box)
         steps = act(box) if act else []
+        # the agent's final state, before the hidden tests run (they may write into the workspace)
+        after, home = workspace.snapshot(box), workspace.home_snapshot(box)
         evidence = verify(task, box, before=before, trace=steps, per_test_timeout=PER_TEST_TIMEOUT,
                           reference_lines=baseline.lines if baseline else None)
-        inp = HackInput(task=task, evidence=evidence, before=before, after=workspace.snapshot(box),
-                        home=workspace.home_snapshot(box), trace=steps,
+        inp = HackInput(task=task, evidence=evidence, before=before, after=after, home=home, trace=steps,
                         reference=baseline.files if baseline else None,
                         reference_tests=baseline.tests if baseline else None)
     finally:
@@ -124,48 +125,75 @@ def _row(task: Task, name: str, episode: Episode, nop: Episode) -> Row:
                error_classes=episode.evidence.error_classes)
 
 
-def audit_task(task: Task, spec, exploits: dict[str, Callable], workers: int = 1) -> list[Row]:
-    """Every exploit against one task; rows in the exploits' order."""
+def _prepare(task: Task, spec) -> tuple[Baseline | None, Episode]:
+    base = baseline(task)
+    return base, _episode(task, spec, None, base)
+
+
+def _attack(task: Task, spec, name: str, exploit: Callable, base: Baseline | None, nop: Episode) -> Row:
     from termrl.hacks.exploits import ExploitContext
 
-    try:
-        base = baseline(task)
-        nop = _episode(task, spec, None, base)
-    except (SandboxError, SetupError, OSError) as e:
-        return [Row(task.id, name, False, None, None, 0.0, None, error=str(e)) for name in exploits]
     ctx = ExploitContext(reference_files=base.files if base else None,
                          reference_changed=base.changed if base else [])
-    rows = [_row(task, "nop", nop, nop)]
+    try:
+        episode = _episode(task, spec, lambda box: exploit(task, box, ctx), base)
+    except (SandboxError, SetupError, OSError) as e:
+        return Row(task.id, name, False, None, nop.rewards[0.0], 0.0, None, error=str(e))
+    return _row(task, name, episode, nop)
 
-    def one(item) -> Row:
-        name, exploit = item
-        try:
-            episode = _episode(task, spec, lambda box: exploit(task, box, ctx), base)
-        except (SandboxError, SetupError, OSError) as e:
-            return Row(task.id, name, False, None, nop.rewards[0.0], 0.0, None, error=str(e))
-        return _row(task, name, episode, nop)
 
+def audit_task(task: Task, spec, exploits: dict[str, Callable], workers: int = 1) -> list[Row]:
+    """Every exploit against one task; rows in the exploits' order (the nop row first)."""
+    return audit_rows([task], spec, exploits, workers)
+
+
+def audit_rows(tasks: Sequence[Task], spec, exploits: dict[str, Callable], workers: int,
+               on_task: Callable[[list[Row]], None] | None = None) -> list[Row]:
+    """Every (task, exploit) episode runs on one pool of ``workers`` sandboxes (default: two
+    per core, since most of an exploit episode waits on tests that hang or time out); a
+    task's exploits start once its baseline and do-nothing episode are done.
+    """
+    by_task: dict[str, list[Row]] = {}
     with ThreadPoolExecutor(max_workers=workers) as pool:
-        rows += list(pool.map(one, exploits.items()))
-    return rows
+        prepared = {pool.submit(_prepare, t, spec): t for t in tasks}
+        attacks: dict = {}
+        for future in as_completed(prepared):
+            task = prepared[future]
+            try:
+                base, nop = future.result()
+            except (SandboxError, SetupError, OSError) as e:
+                rows = [Row(task.id, name, False, None, None, 0.0, None, error=str(e)) for name in exploits]
+                by_task[task.id] = rows
+                if on_task:
+                    on_task(rows)
+                continue
+            by_task[task.id] = [_row(task, "nop", nop, nop)]
+            attacks[task.id] = [pool.submit(_attack, task, spec, name, fn, base, nop)
+                                for name, fn in exploits.items()]
+        pending = dict(attacks)
+        while pending:
+            for tid, futures in list(pending.items()):
+                if all(f.done() for f in futures):
+                    by_task[tid] += [f.result() for f in futures]
+                    del pending[tid]
+                    if on_task:
+                        on_task(by_task[tid])
+            if pending:
+                wait([f for fs in pending.values() for f in fs], return_when=FIRST_COMPLETED)
+    return [r for t in tasks for r in by_task[t.id]]
 
 
 def audit(tasks: Sequence[Task], spec, exploits: dict[str, Callable] | None = None,
           workers: int | None = None, on_task: Callable[[list[Row]], None] | None = None) -> dict:
-    """Audit ``tasks`` against ``spec``: ``{"rows", "test_weak_tasks", "exploitable_tasks", ...}``."""
+    """Audit ``tasks`` against ``spec``: ``{"rows", "test_weak_tasks", "exploitable_tasks", ...}``
+    (see ``audit_rows`` for how the episodes run)."""
     from termrl.hacks.exploits import EXPLOITS
 
     exploits = EXPLOITS if exploits is None else exploits
-    workers = workers or os.cpu_count() or 2
-    rows: list[Row] = []
-    for task in tasks:  # tasks in turn, a task's exploits in parallel: one baseline at a time
-        task_rows = audit_task(task, spec, exploits, workers)
-        rows += task_rows
-        if on_task:
-            on_task(task_rows)
-    attacks = [r for r in rows if r.exploit != "nop"]
-    weak = sorted({r.task for r in attacks if r.tests_passed})
-    exploitable = sorted({r.task for r in attacks
+    rows = audit_rows(tasks, spec, exploits, workers or 2 * (os.cpu_count() or 1), on_task)
+    attacks_rows = [r for r in rows if r.exploit != "nop"]
+    weak = sorted({r.task for r in attacks_rows if r.tests_passed})
+    exploitable = sorted({r.task for r in attacks_rows
                           if r.error is None and (r.reward is None or (r.advantage or 0) > 1e-9)})
     return {"rows": [asdict(r) for r in rows], "test_weak_tasks": weak, "exploitable_tasks": exploitable,
             "errors": sorted({r.task for r in rows if r.error}), "exploits": list(exploits),

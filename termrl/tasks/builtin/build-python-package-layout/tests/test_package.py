@@ -126,8 +126,21 @@ def test_import_api_and_no_leaks(site, elsewhere):
     assert r.stdout.strip().splitlines()[0] == "Q1 cog 2 2.50 EUR LOW"
 
 
+def assert_regular_package(site, elsewhere):
+    """`import stockpile` finds the copied package's own __init__.py (a regular package with the
+    tool's version), not an empty namespace package made of a bare directory."""
+    r = py(site, elsewhere, "-c", "import json, stockpile;"
+           "print(json.dumps([stockpile.__file__, getattr(stockpile, '__version__', None)]))")
+    assert r.returncode == 0, r.stderr
+    file, version = json.loads(r.stdout.strip().splitlines()[-1])
+    assert file is not None, "stockpile is a namespace package: stockpile/__init__.py is missing"
+    assert Path(file) == site / "stockpile" / "__init__.py", file
+    assert version == "1.3.0"
+
+
 @pytest.mark.core
 def test_top_level_modules_not_importable(site, elsewhere):
+    assert_regular_package(site, elsewhere)
     r = py(site, elsewhere, "-c", "import stockpile, importlib.util as u;"
            "print([m for m in ('models','storage','report','cli') if u.find_spec(m) is not None])")
     assert r.returncode == 0, r.stderr
@@ -136,6 +149,7 @@ def test_top_level_modules_not_importable(site, elsewhere):
 
 @pytest.mark.boundary
 def test_import_has_no_side_effects(site, elsewhere):
+    assert_regular_package(site, elsewhere)
     r = py(site, elsewhere, "-c", "import stockpile")
     assert r.returncode == 0 and r.stdout == "" and r.stderr == ""
 

@@ -55,10 +55,13 @@ def test_workspace_customer_orders():
         raw = (Path.cwd() / name).read_bytes()
         assert hashlib.sha256(raw).hexdigest() == digest, f"{name} was modified"
         texts[name] = raw.decode("utf-8")
-    got = read_rows((Path.cwd() / "customer_orders.csv").read_text(encoding="utf-8"))
+    saved = (Path.cwd() / "customer_orders.csv").read_text(encoding="utf-8")
     want = reference(texts["customers.csv"], texts["orders.csv"], "customer_id", True)
-    assert got == want
-    assert len(got) == 9
+    assert read_rows(saved) == want
+    assert len(want) == 9
+    # the saved file is the program's output, not a hand-written copy of it
+    produced = run("--left", Path.cwd() / "customers.csv", Path.cwd() / "orders.csv", "customer_id")
+    assert read_rows(produced.stdout.decode("utf-8")) == want
 
 
 def random_tables(rng):

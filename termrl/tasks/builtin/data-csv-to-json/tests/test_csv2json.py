@@ -75,6 +75,10 @@ def test_workspace_inventory_json():
     got = parse_output((Path.cwd() / "inventory.json").read_text(encoding="utf-8"))
     assert json.dumps(got) == json.dumps(expected(raw))
     assert len(got) == 7
+    # The saved file must be what the program prints for inventory.csv, not a copy made by hand.
+    produced = parse_output(run(Path.cwd() / "inventory.csv"))
+    assert json.dumps(produced) == json.dumps(got), "inventory.json differs from ./csv2json inventory.csv"
+    assert json.dumps(produced) == json.dumps(expected(raw))
 
 
 FIELDS = ["0", "-0", "7", "-15", "007", "3.14", "-0.5", "2.", ".5", "1e3", "true", "false",

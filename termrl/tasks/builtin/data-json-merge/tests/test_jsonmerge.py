@@ -83,6 +83,12 @@ def test_workspace_merged_config():
         texts.append(raw.decode("utf-8"))
     got = load_text((CONFIG / "merged.json").read_text(encoding="utf-8"))
     assert json.dumps(canon(got)) == expected(texts)
+    # The saved file must be what the program prints for these inputs, not a copy made by hand.
+    r = run(CONFIG / "base.json", CONFIG / "prod.json", CONFIG / "local.json")
+    assert r.returncode == 0, r.stderr.decode(errors="replace")
+    produced = load_text(r.stdout.decode("utf-8"))
+    assert json.dumps(canon(produced)) == json.dumps(canon(got)), "config/merged.json differs from ./jsonmerge output"
+    assert json.dumps(canon(produced)) == expected(texts)
 
 
 def rand_value(rng, depth):

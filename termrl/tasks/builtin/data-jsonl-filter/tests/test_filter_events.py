@@ -66,8 +66,14 @@ def test_workspace_logins():
     assert hashlib.sha256(text).hexdigest() == EVENTS_SHA256, "events.jsonl was modified"
     got = [canon(loads(l)) for l in (Path.cwd() / "logins.jsonl").read_text(encoding="utf-8").splitlines()
            if l.strip()]
-    want, _ = reference(text.decode("utf-8"), "login", "2024-05-02T00:00:00Z", "2024-05-03T00:00:00Z")
+    want, skipped = reference(text.decode("utf-8"), "login", "2024-05-02T00:00:00Z", "2024-05-03T00:00:00Z")
     assert json.dumps(got) == want
+    # The saved file must be what the program prints for this query, not a copy made by hand.
+    produced, err = run(Path.cwd() / "events.jsonl", "--type", "login", "--since", "2024-05-02T00:00:00Z",
+                        "--until", "2024-05-03T00:00:00Z")
+    assert produced == json.dumps(got), "logins.jsonl differs from ./filter_events output"
+    assert produced == want
+    assert err == [f"skipped {skipped}"]
 
 
 def random_events(rng):

@@ -77,6 +77,10 @@ def test_workspace_latency_csv():
     assert hashlib.sha256(data).hexdigest() == LOG_SHA256, "access.log was modified"
     got = parse_csv((Path.cwd() / "latency.csv").read_text(encoding="utf-8"))
     assert got == expected_rows(data)
+    # The saved file must be what the program prints for the log, not a copy made by hand.
+    produced = run(Path.cwd() / "logs" / "access.log")
+    assert produced == got, "latency.csv differs from ./latency_report logs/access.log"
+    assert produced == expected_rows(data)
 
 
 def random_uuid(rng, upper=False):

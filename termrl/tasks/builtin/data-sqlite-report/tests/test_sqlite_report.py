@@ -111,12 +111,21 @@ def workspace_inputs():
 
 
 @pytest.mark.core
-def test_workspace_db_and_report():
+def test_workspace_db_and_report(tmp_path):
     products, sales = workspace_inputs()
     check_schema(CWD / "shop.db")
     assert db_tables(CWD / "shop.db") == (products, sales)
     header, rows = parse_csv((CWD / "report.csv").read_text(encoding="utf-8"))
     assert [header] + rows == expected_report(products, sales)
+    # shop.db and report.csv must be what the scripts produce from data/, not copies made by
+    # hand: rebuild the database elsewhere with the loader and report on it.
+    db = tmp_path / "rebuilt shop.db"
+    run(LOAD, CWD / "data", db)
+    check_schema(db)
+    assert db_tables(db) == db_tables(CWD / "shop.db"), "shop.db differs from ./load_db.sh data"
+    produced = parse_csv(run(REPORT, db))
+    assert [produced[0]] + produced[1] == [header] + rows, "report.csv differs from ./report.sh output"
+    assert [produced[0]] + produced[1] == expected_report(products, sales)
 
 
 CATEGORIES = ["Books", "books", "Tools, Hardware", 'Say "cheese"', "\u00c9picerie", "Z", "A"]

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Builds the task repository in the current directory (deterministic history).
+# Builds the task repository in the current directory (the dates, so the hashes, start at a random time: a memorised answer is wrong).
 set -eu
 export GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null LC_ALL=C PYTHONDONTWRITEBYTECODE=1
 unset GIT_DIR GIT_WORK_TREE GIT_INDEX_FILE GIT_OBJECT_DIRECTORY 2>/dev/null || true
@@ -10,7 +10,7 @@ import os, subprocess
 
 AUTHORS = [("Mia Laurent", "mia@example.com"), ("Kenji Sato", "kenji@example.com"),
            ("Olu Adeyemi", "olu@example.com"), ("Sara Lind", "sara@example.com")]
-t = 1704067200
+t = int(os.environ.get("TERMRL_T0") or 1704067200 + int.from_bytes(os.urandom(3), "big"))
 n = 0
 
 

@@ -90,8 +90,10 @@ def run_check(dest):
 def ref(tmp_path_factory):
     """Rebuild the history and find the first bad commit by running the check on every commit."""
     d = tmp_path_factory.mktemp("ref")
-    subprocess.run(["bash", str(HERE / "build_repo.sh")], cwd=d, env=ENV, check=True,
-                   capture_output=True, timeout=60)
+    # the history starts at a random time (hashes differ per episode): rebuild it from the same start
+    first = int(git(REPO, "log", "--reverse", "--format=%at", "refs/tags/v1.0").split()[0])
+    subprocess.run(["bash", str(HERE / "build_repo.sh")], cwd=d, env={**ENV, "TERMRL_T0": str(first - 4000)},
+                   check=True, capture_output=True, timeout=60)
     main = git(d, "rev-parse", "refs/heads/main").strip()
     good = git(d, "rev-parse", "refs/tags/v1.0^{commit}").strip()
     commits = [good] + git(d, "rev-list", "--reverse", "--first-parent", f"{good}..{main}").split()

@@ -16,12 +16,8 @@ def write(tmp_path, name, lines):
 
 
 @pytest.mark.core
-def test_script_is_executable():
-    assert SCRIPT.exists() and os.access(SCRIPT, os.X_OK)
-
-
-@pytest.mark.core
-def test_counts_unseen_logs(tmp_path):
+def test_executable_script_counts_unseen_logs(tmp_path):
+    assert SCRIPT.exists() and os.access(SCRIPT, os.X_OK), "count_errors.sh is missing or not executable"
     write(tmp_path, "web.log", ["[ERROR] a", "[INFO] b", "[ERROR] c", "[ERROR] d"])
     write(tmp_path, "auth.log", ["[WARN] x", "[ERROR] y"])
     r = run(tmp_path)

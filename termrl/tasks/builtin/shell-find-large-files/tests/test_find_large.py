@@ -36,16 +36,24 @@ def make(root, sizes):
         p.write_bytes(b"x" * size)
 
 
+WORKSPACE_EXPECTED = [
+    "200000\tmedia/video.bin",
+    "150000\tmedia/clip0.mov",
+    "150000\tmedia/raw clips/clip 1.mov",
+    "65537\tlogs/app.log",
+    "TOTAL\t565537",
+]
+
+
 @pytest.mark.core
 def test_workspace_output_file():
     lines = (Path.cwd() / "large_files.txt").read_text().splitlines()
-    assert lines == [
-        "200000\tmedia/video.bin",
-        "150000\tmedia/clip0.mov",
-        "150000\tmedia/raw clips/clip 1.mov",
-        "65537\tlogs/app.log",
-        "TOTAL\t565537",
-    ]
+    assert lines == WORKSPACE_EXPECTED
+    # The saved file must be what the script prints for `./find_large.sh data 64`, not a copy.
+    r = run("data", 64)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines() == lines, "large_files.txt differs from ./find_large.sh data 64"
+    assert r.stdout.splitlines() == WORKSPACE_EXPECTED
 
 
 @pytest.mark.core

@@ -30,23 +30,57 @@ def reference(text, key, value):
     return b"\n".join(out) + b"\n"
 
 
+# app.env as the task ships it, and the edits the instruction asks for.
+ORIGINAL_APP_ENV = (
+    "# Application settings\n"
+    "APP_NAME=demo\n"
+    "PORT = 3000\n"
+    "#PORT=9999\n"
+    "DATABASE_URL=sqlite:///tmp/dev.db\n"
+    "  LOG_LEVEL=debug\n"
+    "FEATURE.flags=none\n"
+    "FEATUREXflags=keep-me\n"
+    "PORT=3001\n"
+    "MY_PORT=1234\n"
+    "\n"
+    "# end\n"
+)
+APP_ENV_EDITS = [
+    ("PORT", "8080"),
+    ("DATABASE_URL", "postgres://app:s3cr&t@db.internal:5432/app?sslmode=require"),
+    ("LOG_LEVEL", "info"),
+    ("FEATURE.flags", "a|b\\c"),
+    ("GREETING", "Hello, $USER \\o/"),
+]
+EXPECTED_APP_ENV = (
+    "# Application settings\n"
+    "APP_NAME=demo\n"
+    "PORT=8080\n"
+    "#PORT=9999\n"
+    "DATABASE_URL=postgres://app:s3cr&t@db.internal:5432/app?sslmode=require\n"
+    "LOG_LEVEL=info\n"
+    "FEATURE.flags=a|b\\c\n"
+    "FEATUREXflags=keep-me\n"
+    "MY_PORT=1234\n"
+    "\n"
+    "# end\n"
+    "GREETING=Hello, $USER \\o/\n"
+)
+
+
 @pytest.mark.core
-def test_workspace_app_env():
+def test_workspace_app_env(tmp_path):
     got = (Path.cwd() / "app.env").read_text()
-    assert got == (
-        "# Application settings\n"
-        "APP_NAME=demo\n"
-        "PORT=8080\n"
-        "#PORT=9999\n"
-        "DATABASE_URL=postgres://app:s3cr&t@db.internal:5432/app?sslmode=require\n"
-        "LOG_LEVEL=info\n"
-        "FEATURE.flags=a|b\\c\n"
-        "FEATUREXflags=keep-me\n"
-        "MY_PORT=1234\n"
-        "\n"
-        "# end\n"
-        "GREETING=Hello, $USER \\o/\n"
-    )
+    assert got == EXPECTED_APP_ENV
+    # app.env must be what the script makes of the original file, not a copy edited by hand:
+    # replay the instruction's edits with ./setconf.sh on a fresh copy of the original.
+    f = tmp_path / "app.env"
+    f.write_bytes(ORIGINAL_APP_ENV.encode())
+    for key, value in APP_ENV_EDITS:
+        r = run(f, key, value)
+        assert r.returncode == 0, r.stderr
+    assert f.read_bytes() == (Path.cwd() / "app.env").read_bytes(), "app.env differs from ./setconf.sh's edits"
+    assert f.read_bytes() == EXPECTED_APP_ENV.encode()
 
 
 BASE = (

@@ -35,21 +35,35 @@ def make(root, files):
         p.write_bytes(data)
 
 
+WORKSPACE_FILES = [
+    "project/.env",
+    "project/build/out.bin",
+    "project/docs/README.md",
+    "project/run.sh",
+    "project/src/lib/util.py",
+    "project/src/main.py",
+    "project/web/index.html",
+]
+
+
 @pytest.mark.core
-def test_workspace_backup():
+def test_workspace_backup(tmp_path):
     arc = Path.cwd() / "backups" / "project.tar.gz"
     got = contents(arc)
-    assert sorted(got) == [
-        "project/.env",
-        "project/build/out.bin",
-        "project/docs/README.md",
-        "project/run.sh",
-        "project/src/lib/util.py",
-        "project/src/main.py",
-        "project/web/index.html",
-    ]
+    assert sorted(got) == WORKSPACE_FILES
     assert got["project/src/main.py"] == b'print("hi")\n'
     assert members(arc)["project/run.sh"].mode & 0o111
+    # The saved archive must be what the script makes of project/, not a copy: back project/
+    # up again into a fresh directory and compare.
+    dest = tmp_path / "backups"
+    r = run("project", dest)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == f"{dest}/project.tar.gz"
+    new = dest / "project.tar.gz"
+    assert contents(new) == got, "backups/project.tar.gz differs from ./backup.sh project backups"
+    assert sorted(members(new)) == sorted(members(arc))
+    assert sorted(contents(new)) == WORKSPACE_FILES
+    assert members(new)["project/run.sh"].mode & 0o111
 
 
 @pytest.mark.core

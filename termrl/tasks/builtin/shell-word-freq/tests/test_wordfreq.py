@@ -32,6 +32,11 @@ def test_workspace_top_words():
     assert hashlib.sha256(book).hexdigest() == BOOK_SHA256, "book.txt was modified"
     got = (Path.cwd() / "top_words.txt").read_text().splitlines()
     assert got == expected(book, 15)
+    # The saved file must be what `./wordfreq.sh 15 < book.txt` prints, not a copy made by hand.
+    rc, out = run(15, book)
+    assert rc == 0
+    assert out.splitlines() == got, "top_words.txt differs from ./wordfreq.sh 15 < book.txt"
+    assert out.splitlines() == expected(book, 15)
 
 
 @pytest.mark.core
