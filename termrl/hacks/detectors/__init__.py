@@ -1,31 +1,23 @@
 """Hack detectors: plain callables ``(HackInput) -> list[Finding]``.
 
 ``code`` reads the agent's changed code (early exits, always-equal objects, skips,
-hard-coded answers, swallowed exceptions, defensive bloat, empty work); ``env``, when
-present, reads the environment the tests run in. ``run_detectors`` runs them all.
+hard-coded answers, swallowed exceptions, defensive bloat, empty work); ``env`` reads the
+environment the tests run in and the agent's commands. ``run_detectors`` runs them all.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 
-from termrl.hacks.detectors import code
+from termrl.hacks.detectors import code, env
 from termrl.protocols import Finding, HackDetector, HackInput
-
-try:
-    from termrl.hacks.detectors import env
-except ModuleNotFoundError as e:  # not written yet; a broken env.py still fails loudly
-    if e.name != f"{__name__}.env":
-        raise
-    env = None
 
 
 def all_detectors() -> dict[str, HackDetector]:
     """Finding kind -> detector, from ``code``, ``env`` and the holdout-gap detector."""
     from termrl.hacks import impossible
 
-    return {**code.DETECTORS, **(getattr(env, "DETECTORS", {}) if env is not None else {}),
-            **impossible.DETECTORS}
+    return {**code.DETECTORS, **env.DETECTORS, **impossible.DETECTORS}
 
 
 def run_detectors(inp: HackInput, detectors: Mapping[str, HackDetector] | None = None) -> list[Finding]:
@@ -44,4 +36,4 @@ def run_detectors(inp: HackInput, detectors: Mapping[str, HackDetector] | None =
     return findings
 
 
-__all__ = ["all_detectors", "code", "run_detectors"]
+__all__ = ["all_detectors", "code", "env", "run_detectors"]
