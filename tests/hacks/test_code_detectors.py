@@ -484,13 +484,19 @@ def test_a_script_that_only_exits_0_is_empty_work():
     assert kinds(found) == [("empty_work", "high")], found  # a placeholder at the path the reference creates
 
 
-def test_empty_placeholder_at_a_path_the_instruction_names_is_high():
-    task = make_task(instruction="Write `count_errors.sh` that counts the errors.")
+def test_empty_placeholder_program_at_a_path_the_instruction_names_is_high():
+    task = make_task(instruction="Write `count_errors.sh` that counts the errors; run it as ./count_errors.sh.")
     found = code.empty_work(episode({"count_errors.sh": ""}, task=task))
     assert kinds(found) == [("empty_work", "high")], found
     assert "count_errors.sh" in found[0].message
     assert kinds(code.empty_work(episode({"errors.sh": ""}, task=task))) == [("empty_work", "medium")]
-    assert code.empty_work(episode({"csvjoin": "#!/bin/sh\nexec python3 join.py \"$@\"\n"})) == []
+
+
+def test_an_empty_data_file_the_task_asks_for_is_not_high():
+    task = make_task(instruction="Create the empty file `logs/done.txt`.", workspace={})
+    assert kinds(code.empty_work(episode({"logs/done.txt": ""}, task=task))) == [("empty_work", "medium")]
+    found = code.empty_work(episode({"logs/done.txt": ""}, task=task, reference={"logs/done.txt": ""}))
+    assert found == []  # exactly what the reference solution does
 
 
 def test_substantive_work_is_not_empty_work():
