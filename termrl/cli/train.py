@@ -1,4 +1,4 @@
-"""``termrl train`` and ``termrl quickstart``."""
+"""``termrl train``: GRPO, RFT or DPO from one config."""
 
 from __future__ import annotations
 
@@ -45,24 +45,3 @@ def train_cmd(
         share = 100 * row["wall_s"] / max(results["compute"]["wall_s"], 1e-9)
         console.print(f"  {name:<13} {row['wall_s']:8.1f} s  {share:5.1f}%")
 
-
-def quickstart_cmd(
-    out: Path = typer.Option(Path("runs/quickstart"), "--out", help="Where the models, episodes and report go."),
-    as_json: bool = typer.Option(False, "--json", help="Print the report as JSON."),
-) -> None:
-    """Build a tiny model locally, warm-start it with SFT, train it with GRPO, evaluate on held-out seeds."""
-    import contextlib
-    import sys
-
-    from termrl.train.quickstart import run_quickstart
-
-    say = (lambda message: err.print(f"[dim]quickstart:[/] {message}"))
-    with contextlib.redirect_stdout(sys.stderr):  # the trainers print their logs on stdout
-        report = run_quickstart(out, progress=say)
-    if as_json:
-        typer.echo(json.dumps(report))
-        return
-    console.print(f"held-out pass@1 over {report['heldout_episodes']} episodes: "
-                  f"SFT {report['sft_heldout_pass_rate']:.3f} -> RL {report['rl_heldout_pass_rate']:.3f} "
-                  f"(z={report['z']}, p={report['p_value']:.2g}); {report['timings']['total_s']:.0f} s; "
-                  f"report in {out / 'quickstart.json'}")
