@@ -99,7 +99,12 @@ class Batcher:
                     self._queue.put(None)
                     break
                 batch.append(more)
-            self._answer(batch)
+            try:
+                self._answer(batch)
+            except Exception as e:  # noqa: BLE001 - never leave an episode waiting for a reply
+                for _, future in batch:
+                    if not future.done():
+                        future.set_exception(e)
 
     def _answer(self, batch: list[tuple[Turn, Future]]) -> None:
         started = time.perf_counter()
