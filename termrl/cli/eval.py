@@ -40,6 +40,7 @@ def eval_cmd(
                                                     "(default: the task's agent timeout)."),
     temperature: Optional[float] = typer.Option(None, "--temperature", help="Sampling temperature (model policies)."),
     max_new_tokens: Optional[int] = typer.Option(None, "--max-new-tokens", help="Tokens per reply (model policies)."),
+    dtype: Optional[str] = typer.Option(None, "--dtype", help="hf: weights dtype: auto, float32 or bfloat16."),
     backend: str = typer.Option("bwrap", "--backend", help="Sandbox backend: bwrap, docker or local."),
 ) -> None:
     """Evaluate POLICY on SUITE: pass@1, pass@k, rewards, hack findings, error classes, bad cases."""
@@ -74,7 +75,8 @@ def eval_cmd(
             _fail(f"{out / stores.META_NAME} was made with different settings ({', '.join(changed)}: "
                   + ", ".join(f"{old.get(key)!r} now {meta[key]!r}" for key in changed)
                   + "); resume with the same ones or choose another --out")
-    options = {key: value for key, value in (("temperature", temperature), ("max_new_tokens", max_new_tokens))
+    options = {key: value for key, value in (("temperature", temperature), ("max_new_tokens", max_new_tokens),
+                                                      ("dtype", dtype))
                if value is not None}
     try:
         reward_spec = load_spec(spec)

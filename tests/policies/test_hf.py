@@ -138,3 +138,16 @@ def test_sampling_rng(tiny_model):
     assert torch.equal(state, torch.random.get_rng_state())
     assert first.tokens != second.tokens
     assert HFPolicy(tiny_model, max_new_tokens=6, seed=1).generate(TURNS[:1])[0].tokens == first.tokens
+
+
+def test_auto_dtype_is_float32_for_packed_gguf_weights(tmp_path):
+    import json
+
+    from termrl.policies.hf import _auto_dtype
+
+    (tmp_path / "config.json").write_text(json.dumps({"dtype": "bfloat16",
+                                                      "quantization_config": {"quant_method": "gguf"}}))
+    assert _auto_dtype(tmp_path) == "float32"
+    (tmp_path / "config.json").write_text(json.dumps({"dtype": "bfloat16"}))
+    assert _auto_dtype(tmp_path) == "auto"
+    assert _auto_dtype(tmp_path / "missing") == "auto"
