@@ -15,6 +15,7 @@ app.add_typer(verify.reward_app, name="reward")
 app.command("audit")(audit.audit_cmd)
 app.command("eval")(eval.eval_cmd)
 app.command("train")(train.train_cmd)
+app.command("quickstart")(train.quickstart_cmd)
 
 
 def main() -> None:

@@ -72,22 +72,31 @@ def _chat_template() -> str:
     return Path(path).read_text() if os.path.exists(path) else CHATML_TEMPLATE
 
 
-def build_tokenizer(corpus: Iterable[str] | None = None, vocab_size: int = 2000):
-    """A ``PreTrainedTokenizerFast``: byte-level BPE trained on ``CORPUS`` (+ ``corpus``).
+def build_tokenizer(corpus: Iterable[str] | None = None, vocab_size: int = 2000, *,
+                    base_corpus: bool = True, pre_tokenize: str | None = None, extra_tokens: Iterable[str] = ()):
+    """A ``PreTrainedTokenizerFast``: byte-level BPE trained on ``CORPUS`` (unless not
+    ``base_corpus``) and ``corpus``.
 
     Byte-level means any text encodes and decodes losslessly. ``vocab_size`` is an upper
-    bound: a small corpus yields fewer merges."""
-    from tokenizers import AddedToken, Tokenizer, decoders, models, pre_tokenizers, trainers
+    bound: a small corpus yields fewer merges. ``pre_tokenize`` is a regex whose matches are
+    isolated before byte-level encoding (merges never cross them) in place of GPT-2's
+    split; ``extra_tokens`` are added as single non-special tokens, like ``TOOL_TOKENS``."""
+    from tokenizers import AddedToken, Regex, Tokenizer, decoders, models, pre_tokenizers, trainers
     from transformers import PreTrainedTokenizerFast
 
     tok = Tokenizer(models.BPE())
-    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    if pre_tokenize is None:
+        tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    else:
+        tok.pre_tokenizer = pre_tokenizers.Sequence([
+            pre_tokenizers.Split(Regex(pre_tokenize), behavior="isolated"),
+            pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)])
     tok.decoder = decoders.ByteLevel()
     trainer = trainers.BpeTrainer(vocab_size=vocab_size, special_tokens=list(SPECIAL_TOKENS),
                                   initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False)
-    tok.train_from_iterator([*CORPUS, *(corpus or ())], trainer=trainer)
+    tok.train_from_iterator([*(CORPUS if base_corpus else ()), *(corpus or ())], trainer=trainer)
     tok.add_special_tokens([AddedToken(t, special=True, normalized=False) for t in SPECIAL_TOKENS])
-    tok.add_tokens([AddedToken(t, special=False, normalized=False) for t in TOOL_TOKENS])
+    tok.add_tokens([AddedToken(t, special=False, normalized=False) for t in (*TOOL_TOKENS, *extra_tokens)])
     fast = PreTrainedTokenizerFast(tokenizer_object=tok, eos_token="<|im_end|>", pad_token="<|endoftext|>",
                                    additional_special_tokens=["<|im_start|>"])
     fast.chat_template = _chat_template()
@@ -96,18 +105,20 @@ def build_tokenizer(corpus: Iterable[str] | None = None, vocab_size: int = 2000)
 
 def build_tiny_model(dest: str | Path, *, hidden_size: int = 64, layers: int = 2, heads: int = 4,
                      corpus: Iterable[str] | None = None, vocab_size: int = 2000, seed: int = 0,
-                     max_positions: int = 4096) -> Path:
+                     max_positions: int = 4096, tokenizer=None) -> Path:
     """Write a tokenizer and a random ``Qwen2ForCausalLM`` (weights seeded by ``seed``) to ``dest``.
 
     ``hidden_size`` must divide by ``heads``; the MLP is 4x ``hidden_size``; embeddings are tied.
-    ``max_positions`` is the context length the config declares. Returns ``dest`` as a Path."""
+    ``max_positions`` is the context length the config declares. ``tokenizer`` (one from
+    ``build_tokenizer``) replaces the one built from ``corpus`` and ``vocab_size``. Returns
+    ``dest`` as a Path."""
     import torch
     from transformers import GenerationConfig, Qwen2Config, Qwen2ForCausalLM
 
     if hidden_size % heads:
         raise ValueError(f"hidden_size {hidden_size} must be a multiple of heads {heads}")
     dest = Path(dest)
-    tokenizer = build_tokenizer(corpus, vocab_size)
+    tokenizer = tokenizer or build_tokenizer(corpus, vocab_size)
     eos = [tokenizer.convert_tokens_to_ids(t) for t in ("<|im_end|>", "<|endoftext|>")]
     config = Qwen2Config(vocab_size=len(tokenizer), hidden_size=hidden_size, intermediate_size=4 * hidden_size,
                          num_hidden_layers=layers, num_attention_heads=heads, num_key_value_heads=heads,

@@ -222,6 +222,17 @@ def apply_overrides(data: dict, overrides: list[str], source: str) -> dict:
     return data
 
 
+def from_overrides(cls, overrides: list[str], source: str = "--set"):
+    """A ``cls`` dataclass from its defaults and ``key=value`` overrides, checked as a config
+    file's fields are (unknown names, wrong types, the class's own checks: ConfigError)."""
+    try:
+        return _build(cls, apply_overrides({}, list(overrides), source), "", source)
+    except (TypeError, ValueError) as e:
+        if isinstance(e, ConfigError):
+            raise
+        raise ConfigError(f"{source}: {e}") from None
+
+
 def _coerce(value: Any, hint: Any, where: str, source: str) -> Any:
     origin, args = typing.get_origin(hint), typing.get_args(hint)
     if origin in (typing.Union, getattr(__import__("types"), "UnionType", None)):

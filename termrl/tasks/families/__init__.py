@@ -7,6 +7,7 @@ from .c_fix_bug import FAMILY as C_FIX_BUG
 from .csv_aggregate import FAMILY as CSV_AGGREGATE
 from .json_transform import FAMILY as JSON_TRANSFORM
 from .logs_count import FAMILY as LOGS_COUNT
+from .one_command import FAMILY as ONE_COMMAND
 from .py_function import FAMILY as PY_FUNCTION
 from .shell_files import FAMILY as SHELL_FILES
 
@@ -17,6 +18,7 @@ FAMILIES: dict[str, Family] = {f.name: f for f in (
     C_FIX_BUG,
     JSON_TRANSFORM,
     SHELL_FILES,
+    ONE_COMMAND,
 )}
 
 

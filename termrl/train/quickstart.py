@@ -1,0 +1,543 @@
+"""The CPU quickstart: a model built from nothing learns a task family by SFT, then by GRPO.
+
+``run_quickstart(out_dir)`` does, on two CPU cores and with nothing downloaded:
+
+1. **Build.** A byte-level BPE tokenizer trained on the family's own text (instructions,
+   reference commands, the system prompt, the chat template's tokens), with TRL's
+   ``qwen2_5.jinja`` chat template, and a small randomly initialised ``Qwen2ForCausalLM``.
+   The pre-tokenizer isolates every space, digit and punctuation mark, so a name or a number
+   is the same tokens in the instruction and in the command: copying it is an exact copy.
+2. **SFT warm start** (TRL ``SFTTrainer``) on reference-solution conversations of train
+   seeds: system prompt and instruction as the prompt, the reference command as one
+   ``<tool_call>`` as the completion; the loss is on the completion tokens only. SFT gets a
+   fixed, small compute budget (``sft_steps``), which leaves the model good but not perfect.
+3. **GRPO** (TRL ``GRPOTrainer``) on other train seeds. The reward is termrl's reward spec
+   through ``trl_reward_funcs``: each completion's first action runs in a fresh bwrap
+   sandbox holding its task, the workspace it leaves is verified by the task's hidden tests
+   on a warm ``VerifierPool``, the hack detectors read the episode, the spec scores it.
+   Episodes are single-action (the family's tasks need one command); multi-turn GRPO over
+   ``TerminalEnv`` is ``termrl.train.grpo``.
+4. **Held-out evaluation** of the SFT model and of the RL model on the same held-out seeds,
+   through ``run_rollouts`` (``TerminalEnv`` episodes, full ``verify``) and ``summarize``,
+   sampled at the temperature GRPO trained with: pass@1 of one sample per seed.
+
+The JSON it returns holds ``sft_heldout_pass_rate``, ``rl_heldout_pass_rate`` and
+``heldout_episodes``, a two-proportion z-test of the difference, the time of each phase,
+the model's size, the step counts and the config.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import threading
+import time
+import warnings
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from termrl.protocols import Action, ActionKind, Evidence, Finding, HackInput, Task
+
+SYSTEM_PROMPT = ""
+"""The quickstart's system prompt: none. A model trained from scratch learns the reply format
+from the demonstrations, not from a prompt it cannot read; and every constant token of the
+prompt dilutes the attention it must learn to aim at the values it copies (with a 60-token
+system prompt, the model had not learnt to copy after 600 SFT steps). Training and evaluation
+use the same one (``EnvConfig.system_prompt``)."""
+
+TOOL_CALL_PIECES = ('{"name": "bash", "arguments": {"command": "', '"}}')
+"""The constant text around a bash tool call's command: one token each in the quickstart's
+tokenizer, as ``<tool_call>`` is one token in Qwen's."""
+
+PRE_TOKENIZE = r" ?[^\s\p{L}\p{N}]+|\s|\p{N}"
+"""Pre-tokens: runs of punctuation (with the space before them), each other whitespace
+character, each digit; the letters between them are words. So a name is the same tokens
+wherever it stands, in the instruction or in the command: copying it is an exact copy."""
+
+
+@dataclass(frozen=True)
+class QuickstartConfig:
+    """Everything the quickstart does, with defaults sized for ~10 minutes on 2 CPU cores."""
+
+    family: str = "one-command"
+    """Task family (``termrl.tasks.families``); its tasks must be solvable by one command."""
+    seed: int = 0
+    """Seeds the model's initial weights, data order and sampling."""
+    # -- model
+    hidden_size: int = 128
+    """Width of the Qwen2 model (the MLP is 4x); must divide by ``heads``."""
+    layers: int = 2
+    """Transformer layers."""
+    heads: int = 8
+    """Attention heads (as many key/value heads)."""
+    vocab_size: int = 1000
+    """Upper bound on the tokenizer's vocabulary (the family's text yields fewer merges)."""
+    tokenizer_seeds: int = 3000
+    """Train seeds whose instructions and reference commands train the tokenizer."""
+    # -- SFT
+    sft_examples: int = 256
+    """Reference solutions SFT learns from (train seeds 0..N-1), repeated over the steps."""
+    sft_steps: int = 250
+    """SFT optimizer steps: the warm start's fixed compute budget."""
+    sft_batch_size: int = 16
+    """Conversations per SFT step."""
+    sft_learning_rate: float = 3e-3
+    """SFT learning rate (constant; AdamW with beta2 0.95)."""
+    # -- GRPO
+    grpo_steps: int = 60
+    """GRPO optimizer steps (one generation round each)."""
+    prompts_per_step: int = 4
+    """Train tasks per GRPO step."""
+    num_generations: int = 8
+    """Completions sampled per task: the group GRPO's advantages are relative to."""
+    grpo_learning_rate: float = 1e-3
+    """GRPO learning rate (constant)."""
+    temperature: float = 1.0
+    """Sampling temperature of GRPO's generations and of both held-out evaluations."""
+    max_completion_tokens: int = 64
+    """Longest completion, in tokens (the longest reference command needs about 50)."""
+    spec: str = "sparse"
+    """Reward spec (preset name or TOML path): ``sparse`` is 1 for a pass, 0 otherwise."""
+    verifier_workers: int = 3
+    """Warm verification sandboxes, and completions verified at once (torch idles meanwhile)."""
+    # -- evaluation
+    heldout_episodes: int = 200
+    """Held-out seeds evaluated (one episode each), for the SFT model and for the RL model."""
+    eval_workers: int = 8
+    """Evaluation episodes alive at once (their turns are generated as one batch)."""
+    system_prompt: str = SYSTEM_PROMPT
+    """System prompt of every conversation, formatted with ``workdir``."""
+    torch_threads: int = 1
+    """CPU threads torch uses. One: on a shared 2-core machine, two threads that contend with
+    other processes made a training step ~10x slower; the other core runs the sandboxes."""
+
+    def __post_init__(self):
+        if self.hidden_size % self.heads:
+            raise ValueError(f"hidden_size {self.hidden_size} must be a multiple of heads {self.heads}")
+        if self.num_generations < 2:
+            raise ValueError("num_generations must be at least 2: GRPO's advantage compares a group")
+        if min(self.heldout_episodes, self.sft_examples, self.sft_steps, self.grpo_steps) < 1:
+            raise ValueError("heldout_episodes, sft_examples, sft_steps and grpo_steps must be at least 1")
+        if self.temperature <= 0:
+            raise ValueError("temperature must be > 0: GRPO samples its groups")
+
+
+# --------------------------------------------------------------------------- data
+
+
+def prompt_messages(task: Task, system_prompt: str) -> list[dict]:
+    """The conversation ``TerminalEnv.reset`` opens for ``task`` (a task with an empty workspace)."""
+    if task.workspace or task.setup or task.extra_files:
+        raise ValueError(f"task {task.id}: the quickstart's prompts need an empty workspace; use a "
+                         f"single-command family such as one-command")
+    return [{"role": "system", "content": system_prompt.format(workdir=task.workdir)},
+            {"role": "user", "content": f"{task.instruction.strip()}\n\nThe directory {task.workdir} is empty."}]
+
+
+def reference_reply(task: Task) -> str:
+    """The task's reference solution as one bash tool call (its script minus shebang and ``set -e``)."""
+    from termrl.actions import render_tool_call
+
+    lines = [line for line in (task.solution or "").splitlines()
+             if line.strip() and not line.startswith("#!") and line.strip() != "set -e"]
+    if not lines:
+        raise ValueError(f"task {task.id} has no reference solution to imitate")
+    return render_tool_call(Action(ActionKind.COMMAND, command="\n".join(lines)))
+
+
+def check_family(config: QuickstartConfig) -> None:
+    """Raise ValueError unless ``config.family`` exists and its tasks are what the quickstart
+    can train on: an empty workspace and a reference solution to imitate."""
+    from termrl.tasks.families import get_family
+
+    try:
+        family = get_family(config.family)
+    except KeyError as e:
+        raise ValueError(f"family: {e.args[0]}") from None
+    for seed in (family.train_seeds.start, family.heldout_seeds.start):
+        task = family.generate(seed)
+        prompt_messages(task, config.system_prompt)
+        reference_reply(task)
+
+
+def check_prompt_parity(task: Task, config: QuickstartConfig) -> None:
+    """Raise unless ``prompt_messages`` is what ``TerminalEnv`` shows the evaluated model."""
+    from termrl.env import EnvConfig, TerminalEnv
+
+    with TerminalEnv(EnvConfig(system_prompt=config.system_prompt)) as env:
+        env.reset(task)
+        if env.messages != prompt_messages(task, config.system_prompt):
+            raise RuntimeError(f"training prompts differ from TerminalEnv's for {task.id}: "
+                               f"{env.messages!r} vs {prompt_messages(task, config.system_prompt)!r}")
+
+
+def build_model(dest: Path, config: QuickstartConfig) -> tuple[Any, int]:
+    """Tokenizer and random Qwen2 model of ``config``, saved to ``dest``; returns the
+    tokenizer and the model's parameter count.
+
+    The tokenizer is byte-level BPE trained on the family's own text only (instructions,
+    reference commands, the chat roles): ``PRE_TOKENIZE`` keeps merges from crossing a
+    space, digit or letter/punctuation boundary, and ``TOOL_CALL_PIECES`` are single tokens."""
+    from transformers import AutoModelForCausalLM
+
+    from termrl.policies.tiny import build_tiny_model, build_tokenizer
+    from termrl.tasks.families import get_family
+
+    family = get_family(config.family)
+    texts = ["system user assistant tool"]
+    for seed in range(config.tokenizer_seeds):
+        task = family.generate(family.train_seeds.start + seed)
+        texts += [m["content"] for m in prompt_messages(task, config.system_prompt)] + [reference_reply(task)]
+    tokenizer = build_tokenizer(texts, config.vocab_size, base_corpus=False, pre_tokenize=PRE_TOKENIZE,
+                                extra_tokens=TOOL_CALL_PIECES)
+    build_tiny_model(dest, hidden_size=config.hidden_size, layers=config.layers, heads=config.heads,
+                     seed=config.seed, max_positions=512, tokenizer=tokenizer)
+    parameters = sum(p.numel() for p in AutoModelForCausalLM.from_pretrained(dest).parameters())
+    return tokenizer, parameters
+
+
+# --------------------------------------------------------------------------- reward
+
+
+class SingleActionEvaluator:
+    """``evaluate(prompt, completion, row)`` for ``trl_reward_funcs``: one-action episodes.
+
+    The row's ``seed`` regenerates its task. The completion is parsed as ``TerminalEnv``
+    parses a reply (``termrl.actions.parse``); its first action runs in a fresh sandbox
+    holding the task's workspace (a format error or a submission runs nothing, as in a
+    one-step episode); the files it leaves are verified on ``pool`` (hidden tests, copied
+    in fresh); the hack detectors read the episode. A sandbox that fails gives
+    ``Evidence(verified=False)``: its reward is None, never 0.
+    """
+
+    def __init__(self, family: str, pool, backend: str = "bwrap", command_timeout_s: float = 10.0,
+                 cache_size: int = 4096):
+        from termrl.tasks.families import get_family
+
+        self.family, self.pool, self.backend = get_family(family), pool, backend
+        self.command_timeout_s = command_timeout_s
+        self.cache_size = cache_size
+        self._cache: OrderedDict[tuple[int, str], tuple] = OrderedDict()
+        self._lock = threading.Lock()
+        self.runs = 0
+        """Episodes actually run (the rest were answered from the cache)."""
+
+    def __call__(self, prompt: object, completion: str, row: dict) -> tuple[Evidence, Sequence[Finding]]:
+        """Evidence and findings of ``completion`` on the task of ``row["seed"]``.
+
+        With ``cache_size`` > 0 an identical completion on the same seed is answered from a
+        cache of verified results (GRPO's groups repeat themselves more as the policy
+        sharpens). Only sound for deterministic tasks, as the quickstart's family is; pass
+        ``cache_size=0`` otherwise. Unverified results are never cached."""
+        key = (int(row["seed"]), completion)
+        with self._lock:
+            if key in self._cache:
+                self._cache.move_to_end(key)
+                return self._cache[key]
+        result = self._run(completion, int(row["seed"]))
+        if self.cache_size and result[0].verified:
+            with self._lock:
+                self._cache[key] = result
+                while len(self._cache) > self.cache_size:
+                    self._cache.popitem(last=False)
+        return result
+
+    def _run(self, completion: str, seed: int) -> tuple[Evidence, tuple[Finding, ...]]:
+        from termrl.actions import FormatError, parse
+        from termrl.hacks.detectors import run_detectors
+        from termrl.sandbox.bwrap import SandboxError
+        from termrl.tasks.runtime import SetupError, open_sandbox
+        from termrl.verify import workspace
+
+        self.runs += 1
+        task = self.family.generate(seed)
+        step = {"command": None, "exit_code": None, "timed_out": False, "output": "", "output_bytes": 0,
+                "format_error": None, "action": None}
+        try:
+            box = open_sandbox(task, self.backend, command_timeout=self.command_timeout_s)
+        except (SandboxError, SetupError, OSError) as e:
+            return Evidence(task.id, verified=False, verify_error=f"{type(e).__name__}: {e}"), ()
+        try:
+            before = workspace.snapshot(box)
+            try:
+                action = parse(completion).action
+            except FormatError as e:
+                step["format_error"], action = str(e), None
+            if action is not None and action.kind is ActionKind.COMMAND:
+                res = box.exec(action.command, timeout=self.command_timeout_s)
+                output = res.stdout + res.stderr
+                step.update(command=action.command, exit_code=res.exit_code, timed_out=res.timed_out,
+                            output=output[:4000], output_bytes=len(output.encode()), action="command")
+            elif action is not None and action.kind is ActionKind.WRITE:
+                path = action.path if action.path.startswith("/") else f"{task.workdir}/{action.path}"
+                try:
+                    box.write_file(path, action.content.encode())
+                    step["exit_code"] = 0
+                except (OSError, ValueError):
+                    step["exit_code"] = 1
+                step.update(command=f"write {action.path}", action="write")
+            after = workspace.snapshot(box)
+        except (SandboxError, OSError) as e:
+            return Evidence(task.id, verified=False, verify_error=f"{type(e).__name__}: {e}"), ()
+        finally:
+            box.close()
+        evidence = self.pool.verify_files(task, after, trace=[step])
+        if not evidence.verified:
+            return evidence, ()
+        return evidence, tuple(run_detectors(HackInput(task=task, evidence=evidence, before=before, after=after,
+                                                       trace=[step])))
+
+
+# --------------------------------------------------------------------------- phases
+
+
+def _progress(name: str, say: Callable[[str], None], keys: Sequence[str]):
+    """A ``TrainerCallback`` (defined here: transformers loads only when training runs)."""
+    from transformers import TrainerCallback
+
+    class Progress(TrainerCallback):
+        """Reports ``keys`` of the trainer's logs to ``say`` about ten times a run (means since the last report)."""
+
+        def __init__(self, name: str, say: Callable[[str], None], keys: Sequence[str]):
+            self.name, self.say, self.keys, self.seen = name, say, keys, []
+
+        def on_log(self, args, state, control, logs=None, **kwargs):
+            if logs and all(k in logs for k in self.keys):
+                self.seen.append([float(logs[k]) for k in self.keys])
+            every = max(1, state.max_steps // 10)
+            if self.seen and (state.global_step % every == 0 or state.global_step == state.max_steps):
+                means = [sum(col) / len(col) for col in zip(*self.seen)]
+                self.say(f"{self.name} step {state.global_step}/{state.max_steps}: "
+                         + ", ".join(f"{k} {m:.3f}" for k, m in zip(self.keys, means)))
+                self.seen = []
+
+    return Progress(name, say, keys)
+
+
+def train_sft(init_dir: Path, out_dir: Path, config: QuickstartConfig, seeds: Sequence[int],
+              say: Callable[[str], None] = print) -> dict:
+    """SFT from ``init_dir`` on the reference replies of ``seeds``; saves to ``out_dir``."""
+    from datasets import Dataset
+    from transformers import AutoModelForCausalLM, AutoTokenizer, PrinterCallback
+    from trl import SFTConfig, SFTTrainer
+
+    from termrl.tasks.families import get_family
+
+    family = get_family(config.family)
+    rows = []
+    for seed in seeds:
+        task = family.generate(seed)
+        rows.append({"prompt": prompt_messages(task, config.system_prompt),
+                     "completion": [{"role": "assistant", "content": reference_reply(task)}]})
+    args = SFTConfig(output_dir=str(out_dir / "trainer"), use_cpu=True, bf16=False, report_to="none",
+                     max_steps=config.sft_steps, per_device_train_batch_size=config.sft_batch_size,
+                     learning_rate=config.sft_learning_rate, lr_scheduler_type="constant", adam_beta2=0.95,
+                     weight_decay=0.0, completion_only_loss=True, max_length=512, logging_steps=10,
+                     save_strategy="no", seed=config.seed, disable_tqdm=True, dataloader_num_workers=0)
+    tokenizer = AutoTokenizer.from_pretrained(init_dir)
+    model = AutoModelForCausalLM.from_pretrained(init_dir)
+    trainer = SFTTrainer(model=model, args=args, train_dataset=Dataset.from_list(rows), processing_class=tokenizer,
+                         callbacks=[_progress("SFT", say, ("loss", "mean_token_accuracy"))])
+    trainer.remove_callback(PrinterCallback)
+    trainer.train()
+    trainer.save_model(str(out_dir))
+    tokenizer.save_pretrained(out_dir)
+    losses = [e["loss"] for e in trainer.state.log_history if "loss" in e]
+    return {"steps": trainer.state.global_step, "examples": len(rows),
+            "first_loss": losses[0] if losses else None, "last_loss": losses[-1] if losses else None}
+
+
+def train_grpo(sft_dir: Path, out_dir: Path, config: QuickstartConfig, seeds: Sequence[int],
+               say: Callable[[str], None] = print) -> dict:
+    """GRPO from ``sft_dir`` on ``seeds`` with the spec's reward from sandboxed execution."""
+    from datasets import Dataset
+    from transformers import AutoModelForCausalLM, AutoTokenizer, PrinterCallback
+    from trl import GRPOConfig, GRPOTrainer
+
+    from termrl.reward.exports.trl import trl_reward_funcs
+    from termrl.reward.spec import load_spec
+    from termrl.tasks.families import get_family
+    from termrl.verify.pool import VerifierPool
+
+    family = get_family(config.family)
+    rows = [{"prompt": prompt_messages(family.generate(s), config.system_prompt), "seed": s} for s in seeds]
+    batch = config.prompts_per_step * config.num_generations
+    args = GRPOConfig(output_dir=str(out_dir / "trainer"), use_cpu=True, bf16=False, report_to="none",
+                      max_steps=config.grpo_steps, per_device_train_batch_size=batch,
+                      num_generations=config.num_generations, max_completion_length=config.max_completion_tokens,
+                      temperature=config.temperature, learning_rate=config.grpo_learning_rate,
+                      lr_scheduler_type="constant", adam_beta2=0.95, weight_decay=0.0, beta=0.0, logging_steps=1,
+                      save_strategy="no", seed=config.seed, disable_tqdm=True, dataloader_num_workers=0)
+    tokenizer = AutoTokenizer.from_pretrained(sft_dir)
+    model = AutoModelForCausalLM.from_pretrained(sft_dir)
+    spec = load_spec(config.spec)
+    with VerifierPool(workers=config.verifier_workers, static=False) as pool:
+        evaluator = SingleActionEvaluator(config.family, pool)
+        funcs = trl_reward_funcs(spec, evaluator, workers=config.verifier_workers)
+        trainer = GRPOTrainer(model=model, reward_funcs=funcs, args=args, train_dataset=Dataset.from_list(rows),
+                              processing_class=tokenizer, callbacks=[_progress("GRPO", say, ("reward",))])
+        trainer.remove_callback(PrinterCallback)
+        trainer.train()
+    trainer.save_model(str(out_dir))
+    tokenizer.save_pretrained(out_dir)
+    rewards = [e["reward"] for e in trainer.state.log_history if "reward" in e]
+    tenth = max(1, len(rewards) // 10)
+    return {"steps": trainer.state.global_step, "completions": trainer.state.global_step * batch,
+            "sandbox_episodes": evaluator.runs, "unverified": funcs[0].scorer.unverified,
+            "reward_first_tenth": _mean(rewards[:tenth]), "reward_last_tenth": _mean(rewards[-tenth:])}
+
+
+def evaluate_heldout(model_dir: Path, config: QuickstartConfig, seeds: Sequence[int], store_dir: Path) -> dict:
+    """pass@1 on ``seeds`` (one sampled episode each) through the rollout runner and ``summarize``."""
+    from termrl.env import EnvConfig
+    from termrl.eval.metrics import summarize
+    from termrl.policies.hf import HFPolicy
+    from termrl.rollout.runner import RolloutConfig, run_rollouts
+    from termrl.tasks.families import get_family
+
+    family = get_family(config.family)
+    policy = HFPolicy(model_dir, temperature=config.temperature, max_new_tokens=config.max_completion_tokens,
+                      seed=config.seed, max_batch=config.eval_workers)
+    rollout = RolloutConfig(samples=1, workers=config.eval_workers, spec=config.spec,
+                            env=EnvConfig(system_prompt=config.system_prompt, static=False, command_timeout_s=10.0))
+    trajectories = run_rollouts([family.generate(s) for s in seeds], policy, rollout)
+    summary = summarize(trajectories)
+    store_dir.mkdir(parents=True, exist_ok=True)
+    (store_dir / "summary.json").write_text(json.dumps(summary, indent=1, default=str))
+    replies = [{"seed": t.seed, "passed": t.passed, "ending": t.ending, "error": t.error,
+                "reply": t.steps[0].reply if t.steps else None} for t in sorted(trajectories, key=lambda t: t.seed)]
+    (store_dir / "replies.jsonl").write_text("".join(json.dumps(r) + "\n" for r in replies))
+    return summary
+
+
+# --------------------------------------------------------------------------- the whole run
+
+
+def two_proportion_z(p1: float, p2: float, n1: int, n2: int) -> tuple[float, float]:
+    """(z, two-sided p-value) of the difference p2 - p1 of two proportions (pooled variance).
+
+    >>> round(two_proportion_z(0.5, 0.6, 200, 200)[0], 2)
+    2.02
+    """
+    pooled = (p1 * n1 + p2 * n2) / (n1 + n2)
+    se = math.sqrt(pooled * (1 - pooled) * (1 / n1 + 1 / n2))
+    if se == 0:
+        return 0.0, 1.0
+    z = (p2 - p1) / se
+    return z, math.erfc(abs(z) / math.sqrt(2))
+
+
+def run_quickstart(out_dir: Path, config: QuickstartConfig | None = None,
+                   progress: Callable[[str], None] | None = None) -> dict:
+    """Build, SFT, GRPO, evaluate both on held-out seeds; write ``quickstart.json`` in
+    ``out_dir`` and return it. ``progress`` receives one-line messages as the run goes."""
+    import torch
+
+    from termrl.tasks.families import get_family
+
+    config = config or QuickstartConfig()
+    check_family(config)
+    say = progress or (lambda message: None)
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    family = get_family(config.family)
+    start = family.train_seeds.start
+    sft_seeds = range(start, start + config.sft_examples)
+    grpo_seeds = range(sft_seeds.stop, sft_seeds.stop + max(1, config.grpo_steps * config.prompts_per_step))
+    heldout = range(family.heldout_seeds.start, family.heldout_seeds.start + config.heldout_episodes)
+    timings: dict[str, float] = {}
+    started = time.perf_counter()
+
+    def phase(name: str, message: str, fn: Callable[[], Any]) -> Any:
+        say(message)
+        t0 = time.perf_counter()
+        result = fn()
+        timings[name] = round(time.perf_counter() - t0, 1)
+        return result
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(config.torch_threads)
+    try:
+        with _quiet():
+            check_prompt_parity(family.generate(heldout.start), config)
+            tokenizer, parameters = phase("build_s", "building the tokenizer and the model",
+                                     lambda: build_model(out_dir / "init", config))
+            sft = phase("sft_s", f"SFT: {config.sft_steps} steps of {config.sft_batch_size} on "
+                                 f"{config.sft_examples} reference solutions",
+                        lambda: train_sft(out_dir / "init", out_dir / "sft", config, sft_seeds, say))
+            sft_eval = phase("sft_eval_s", f"evaluating the SFT model on {len(heldout)} held-out seeds",
+                             lambda: evaluate_heldout(out_dir / "sft", config, heldout, out_dir / "eval_sft"))
+            say(f"SFT held-out pass@1: {sft_eval['pass@1']:.3f}")
+            grpo = phase("grpo_s", f"GRPO: {config.grpo_steps} steps x {config.prompts_per_step} tasks x "
+                                   f"{config.num_generations} samples",
+                         lambda: train_grpo(out_dir / "sft", out_dir / "rl", config, grpo_seeds, say))
+            rl_eval = phase("rl_eval_s", f"evaluating the RL model on {len(heldout)} held-out seeds",
+                            lambda: evaluate_heldout(out_dir / "rl", config, heldout, out_dir / "eval_rl"))
+    finally:
+        torch.set_num_threads(threads)
+    timings["total_s"] = round(time.perf_counter() - started, 1)
+    sft_rate, rl_rate = sft_eval["pass@1"] or 0.0, rl_eval["pass@1"] or 0.0
+    n_sft, n_rl = (max(1, e["episodes"] - e["errors"]) for e in (sft_eval, rl_eval))
+    z, p_value = two_proportion_z(sft_rate, rl_rate, n_sft, n_rl)
+    report = {
+        "version": 1,
+        "family": config.family,
+        "sft_heldout_pass_rate": sft_rate,
+        "rl_heldout_pass_rate": rl_rate,
+        "heldout_episodes": len(heldout),
+        "improvement": rl_rate - sft_rate,
+        "z": round(z, 3),
+        "p_value": p_value,
+        "evaluation": (f"pass@1: one episode per held-out seed ({heldout.start}-{heldout.stop - 1}), sampled at "
+                       f"temperature {config.temperature}, verified by the hidden tests in a sandbox; z and "
+                       f"p_value: two-proportion z-test of RL against SFT"),
+        "heldout_errors": {"sft": sft_eval["errors"], "rl": rl_eval["errors"]},
+        "heldout_mean_reward": {"sft": sft_eval["mean_reward"], "rl": rl_eval["mean_reward"]},
+        "model": {"parameters": parameters, "hidden_size": config.hidden_size,
+                  "layers": config.layers, "heads": config.heads, "vocab": len(tokenizer)},
+        "sft": sft,
+        "grpo": grpo,
+        "timings": timings,
+        "config": asdict(config),
+        "out_dir": str(out_dir),
+    }
+    (out_dir / "quickstart.json").write_text(json.dumps(report, indent=1))
+    say(f"held-out pass@1: SFT {sft_rate:.3f} -> RL {rl_rate:.3f} over {len(heldout)} episodes each "
+        f"(z={z:.2f}, p={p_value:.2g}), {timings['total_s']:.0f} s in all")
+    return report
+
+
+@contextmanager
+def _quiet():
+    """No progress bars (datasets, transformers) and no FutureWarnings from the libraries' configs."""
+    import datasets
+    import transformers
+
+    bars = datasets.is_progress_bar_enabled()
+    verbosity = transformers.logging.get_verbosity()
+    datasets.disable_progress_bars()
+    transformers.logging.set_verbosity_error()
+    transformers.utils.logging.disable_progress_bar()
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", FutureWarning)
+            yield
+    finally:
+        if bars:
+            datasets.enable_progress_bars()
+        transformers.logging.set_verbosity(verbosity)
+        transformers.utils.logging.enable_progress_bar()
+
+
+def _mean(xs: Sequence[float]) -> float | None:
+    return sum(xs) / len(xs) if xs else None
+
+
+__all__ = ["QuickstartConfig", "SingleActionEvaluator", "build_model", "check_family",
+           "evaluate_heldout",
+           "prompt_messages", "reference_reply", "run_quickstart", "train_grpo", "train_sft",
+           "two_proportion_z"]

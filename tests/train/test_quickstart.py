@@ -1,0 +1,156 @@
+"""The CPU quickstart: its reward, its prompts, a small end-to-end run, the CLI, and (opt in,
+``-m quickstart``) the full default run, where RL must beat the SFT warm start."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from termrl.tasks.families import get_family
+from termrl.train.config import ConfigError, from_overrides
+from termrl.train.quickstart import (
+    QuickstartConfig,
+    SingleActionEvaluator,
+    check_family,
+    check_prompt_parity,
+    prompt_messages,
+    reference_reply,
+    run_quickstart,
+    two_proportion_z,
+)
+
+pytestmark = [pytest.mark.filterwarnings("ignore")]
+
+FAMILY = get_family("one-command")
+
+SMALL = QuickstartConfig(hidden_size=32, layers=1, heads=2, tokenizer_seeds=60, sft_examples=8, sft_steps=4,
+                         sft_batch_size=4, grpo_steps=2, prompts_per_step=2, num_generations=2,
+                         max_completion_tokens=24, heldout_episodes=4, eval_workers=2, verifier_workers=2)
+
+
+def test_reference_reply_is_one_bash_tool_call_and_prompts_match_the_env():
+    task = FAMILY.generate(4)
+    reply = reference_reply(task)
+    assert reply.startswith("<tool_call>") and '"name": "bash"' in reply
+    assert "set -e" not in reply and "#!" not in reply
+    messages = prompt_messages(task, "")
+    assert [m["role"] for m in messages] == ["system", "user"]
+    assert task.instruction.strip() in messages[1]["content"]
+    check_prompt_parity(task, QuickstartConfig())  # raises if TerminalEnv would show the model anything else
+
+
+def test_heldout_instructions_are_never_train_instructions():
+    train = {FAMILY.generate(s).instruction for s in range(FAMILY.train_seeds.start, FAMILY.train_seeds.start + 3000)}
+    held = {FAMILY.generate(s).instruction
+            for s in range(FAMILY.heldout_seeds.start, FAMILY.heldout_seeds.start + 300)}
+    assert len(held) == 300
+    assert not train & held
+
+
+def test_config_errors_name_the_field():
+    with pytest.raises(ConfigError, match="unknown field 'sft_step'"):
+        from_overrides(QuickstartConfig, ["sft_step=3"])
+    with pytest.raises(ConfigError, match="'grpo_steps': expected int"):
+        from_overrides(QuickstartConfig, ["grpo_steps=many"])
+    with pytest.raises(ConfigError, match="num_generations must be at least 2"):
+        from_overrides(QuickstartConfig, ["num_generations=1"])
+    assert from_overrides(QuickstartConfig, ["grpo_steps=7", "spec=graded"]).grpo_steps == 7
+    with pytest.raises(ValueError, match="unknown task family 'nope'"):
+        check_family(QuickstartConfig(family="nope"))
+    with pytest.raises(ValueError, match="need an empty workspace"):
+        check_family(QuickstartConfig(family="logs-count"))
+
+
+def test_two_proportion_z():
+    z, p = two_proportion_z(0.3, 0.45, 200, 200)
+    assert 3.0 < z < 3.2 and 0.001 < p < 0.003
+    assert two_proportion_z(0.0, 0.0, 100, 100) == (0.0, 1.0)
+    assert two_proportion_z(0.6, 0.5, 100, 100)[0] < 0
+
+
+@pytest.mark.sandbox
+def test_single_action_evaluator_runs_verifies_and_caches():
+    from termrl.verify.pool import VerifierPool
+
+    seed = 5
+    task = FAMILY.generate(seed)
+    with VerifierPool(workers=1, static=False) as pool:
+        evaluator = SingleActionEvaluator("one-command", pool)
+        good, findings = evaluator(None, reference_reply(task), {"seed": seed})
+        assert good.verified and good.passed and good.test_pass_ratio == 1.0 and len(good.tests) == 2
+        assert not [f for f in findings if f.severity == "high"]
+        bad, _ = evaluator(None, '<tool_call>\n{"name": "bash", "arguments": {"command": "echo hi"}}\n</tool_call>',
+                           {"seed": seed})
+        assert bad.verified and not bad.passed and bad.test_pass_ratio == 0.0
+        garbled, _ = evaluator(None, "<tool_call>{not json", {"seed": seed})
+        assert garbled.verified and not garbled.passed
+        runs = evaluator.runs
+        again, _ = evaluator(None, reference_reply(task), {"seed": seed})
+        assert evaluator.runs == runs and again.passed  # answered from the cache
+        other, _ = evaluator(None, reference_reply(task), {"seed": seed + 1})
+        assert other.verified and not other.passed  # another seed's task wants other names
+
+
+@pytest.mark.sandbox
+def test_small_quickstart_runs_end_to_end(tmp_path):
+    lines = []
+    report = run_quickstart(tmp_path / "qs", SMALL, progress=lines.append)
+    assert report["heldout_episodes"] == 4
+    for key in ("sft_heldout_pass_rate", "rl_heldout_pass_rate"):
+        assert 0.0 <= report[key] <= 1.0
+    assert report["heldout_errors"] == {"sft": 0, "rl": 0}
+    assert report["sft"]["steps"] == 4 and report["grpo"]["steps"] == 2
+    assert report["grpo"]["completions"] == 2 * 2 * 2 and report["grpo"]["unverified"] == 0
+    assert report["model"]["parameters"] > 0 and report["config"]["hidden_size"] == 32
+    assert set(report["timings"]) >= {"build_s", "sft_s", "sft_eval_s", "grpo_s", "rl_eval_s", "total_s"}
+    saved = json.loads((tmp_path / "qs" / "quickstart.json").read_text())
+    assert saved["rl_heldout_pass_rate"] == report["rl_heldout_pass_rate"]
+    for phase in ("eval_sft", "eval_rl"):
+        replies = (tmp_path / "qs" / phase / "replies.jsonl").read_text().splitlines()
+        assert len(replies) == 4
+    assert any(line.startswith("SFT held-out pass@1") for line in lines)
+    assert lines[-1].startswith("held-out pass@1: SFT")
+
+
+def _cli(*args, timeout=600):
+    result = subprocess.run([sys.executable, "-m", "termrl", "quickstart", *args], capture_output=True, text=True,
+                            timeout=timeout)
+    result.message = " ".join(result.stderr.split())  # rich wraps long lines
+    return result
+
+
+def test_cli_rejects_bad_settings_and_an_existing_run(tmp_path):
+    result = _cli("--set", "heads=7")
+    assert result.returncode == 2 and "hidden_size 128 must be a multiple of heads 7" in result.message
+    (tmp_path / "quickstart.json").write_text("{}")
+    result = _cli("--out", str(tmp_path))
+    assert result.returncode == 2 and "already holds a quickstart run" in result.message
+    assert (tmp_path / "quickstart.json").read_text() == "{}"
+
+
+@pytest.mark.sandbox
+def test_cli_json(tmp_path):
+    sets = [f"{k}={v}" for k, v in (("hidden_size", 32), ("layers", 1), ("heads", 2), ("tokenizer_seeds", 40),
+                                    ("sft_examples", 4), ("sft_steps", 2), ("sft_batch_size", 2), ("grpo_steps", 1),
+                                    ("prompts_per_step", 1), ("num_generations", 2), ("max_completion_tokens", 16),
+                                    ("heldout_episodes", 2), ("eval_workers", 2), ("verifier_workers", 1))]
+    result = _cli("--out", str(tmp_path / "qs"), "--json", *[a for s in sets for a in ("--set", s)])
+    assert result.returncode == 0, result.stderr[-3000:]
+    report = json.loads(result.stdout)
+    assert report["heldout_episodes"] == 2
+    assert {"sft_heldout_pass_rate", "rl_heldout_pass_rate", "z", "p_value"} <= set(report)
+    assert "SFT held-out pass@1" in result.message
+
+
+@pytest.mark.quickstart
+def test_full_quickstart_rl_beats_sft(tmp_path):
+    """The README's main job on its defaults: RL must measurably improve on the SFT warm start."""
+    report = run_quickstart(tmp_path / "qs", progress=print)
+    assert report["heldout_episodes"] >= 100
+    assert report["heldout_errors"] == {"sft": 0, "rl": 0}
+    assert report["rl_heldout_pass_rate"] > report["sft_heldout_pass_rate"]
+    assert report["p_value"] < 0.05, report
