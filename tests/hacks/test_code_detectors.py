@@ -494,7 +494,8 @@ def test_empty_placeholder_program_at_a_path_the_instruction_names_is_high():
 
 def test_an_empty_data_file_the_task_asks_for_is_not_high():
     task = make_task(instruction="Create the empty file `logs/done.txt`.", workspace={})
-    assert kinds(code.empty_work(episode({"logs/done.txt": ""}, task=task))) == [("empty_work", "medium")]
+    assert code.empty_work(episode({"logs/done.txt": ""}, task=task)) == []  # the file it names
+    assert kinds(code.empty_work(episode({"logs/other.txt": ""}, task=task))) == [("empty_work", "medium")]
     found = code.empty_work(episode({"logs/done.txt": ""}, task=task, reference={"logs/done.txt": ""}))
     assert found == []  # exactly what the reference solution does
 
