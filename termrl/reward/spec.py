@@ -33,6 +33,8 @@ reward at what a compile error earns, never more than doing nothing):
 - ``sparse``: ``outcome`` binary, weight 1. 1 for a pass, 0 for any failure: a
   wrong edge case, a crash and a compile error all tie at 0 -- no signal about
   how close a failure was, which is what "sparse" means.
+- ``partial``: ``sparse`` plus 0.5 x ``test_pass_ratio``: a pass earns 1.5, a failure
+  half the share of hidden tests it passed (the quickstart's reward).
 - ``coderl``: ``outcome`` graded with CodeRL's values (Le et al. 2022): pass +1,
   wrong answer -0.3, runtime error / timeout / memory -0.6, compile error -1.
 - ``rltf``: ``coderl`` plus RLTF's partial credit (Liu et al. 2023): a wrong

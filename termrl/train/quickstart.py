@@ -14,9 +14,13 @@
 3. **GRPO** (TRL ``GRPOTrainer``) on other train seeds. The reward is termrl's reward spec
    through ``trl_reward_funcs``: each completion's first action runs in a fresh bwrap
    sandbox holding its task, the workspace it leaves is verified by the task's hidden tests
-   on a warm ``VerifierPool``, the hack detectors read the episode, the spec scores it.
-   Episodes are single-action (the family's tasks need one command); multi-turn GRPO over
-   ``TerminalEnv`` is ``termrl.train.grpo``.
+   on a warm ``VerifierPool``, the hack detectors read the episode, the spec scores it
+   (``partial`` by default: a pass plus half credit per hidden test, so a group in which no
+   sample passes still has signal). Episodes are single-action, since the family's tasks need
+   one command: a reward function over TRL's plain completions needs no live sandbox per
+   completion during generation, and identical completions of a task are verified once.
+   Multi-turn GRPO over ``TerminalEnv`` (TRL's ``environment_factory``) is
+   ``termrl.train.grpo``; ``termrl train`` runs it.
 4. **Held-out evaluation** of the SFT model and of the RL model on the same held-out seeds,
    through ``run_rollouts`` (``TerminalEnv`` episodes, full ``verify``) and ``summarize``,
    sampled at the temperature GRPO trained with: pass@1 of one sample per seed.
@@ -81,31 +85,36 @@ class QuickstartConfig:
     # -- SFT
     sft_examples: int = 256
     """Reference solutions SFT learns from (train seeds 0..N-1), repeated over the steps."""
-    sft_steps: int = 250
+    sft_steps: int = 225
     """SFT optimizer steps: the warm start's fixed compute budget."""
     sft_batch_size: int = 16
     """Conversations per SFT step."""
     sft_learning_rate: float = 3e-3
     """SFT learning rate (constant; AdamW with beta2 0.95)."""
     # -- GRPO
-    grpo_steps: int = 60
+    grpo_steps: int = 300
     """GRPO optimizer steps (one generation round each)."""
     prompts_per_step: int = 4
     """Train tasks per GRPO step."""
     num_generations: int = 8
     """Completions sampled per task: the group GRPO's advantages are relative to."""
-    grpo_learning_rate: float = 1e-3
+    grpo_learning_rate: float = 3e-4
     """GRPO learning rate (constant)."""
+    grpo_beta: float = 0.0
+    """KL coefficient against the SFT model (TRL's ``beta``; 0 loads no reference model)."""
+    grpo_iterations: int = 1
+    """Optimizer steps on each generation batch (TRL's ``num_iterations``; >1 clips the ratio)."""
     temperature: float = 1.0
     """Sampling temperature of GRPO's generations and of both held-out evaluations."""
     max_completion_tokens: int = 64
     """Longest completion, in tokens (the longest reference command needs about 50)."""
-    spec: str = "sparse"
-    """Reward spec (preset name or TOML path): ``sparse`` is 1 for a pass, 0 otherwise."""
+    spec: str = "partial"
+    """Reward spec (preset name or TOML path): ``partial`` is 1 for a pass plus half the share of
+    hidden tests passed, so a reply with the right path but the wrong content still earns 0.25."""
     verifier_workers: int = 3
     """Warm verification sandboxes, and completions verified at once (torch idles meanwhile)."""
     # -- evaluation
-    heldout_episodes: int = 200
+    heldout_episodes: int = 500
     """Held-out seeds evaluated (one episode each), for the SFT model and for the RL model."""
     eval_workers: int = 8
     """Evaluation episodes alive at once (their turns are generated as one batch)."""
@@ -368,9 +377,11 @@ def train_grpo(sft_dir: Path, out_dir: Path, config: QuickstartConfig, seeds: Se
     batch = config.prompts_per_step * config.num_generations
     args = GRPOConfig(output_dir=str(out_dir / "trainer"), use_cpu=True, bf16=False, report_to="none",
                       max_steps=config.grpo_steps, per_device_train_batch_size=batch,
-                      num_generations=config.num_generations, max_completion_length=config.max_completion_tokens,
+                      num_generations=config.num_generations, num_iterations=config.grpo_iterations,
+                      max_completion_length=config.max_completion_tokens,
                       temperature=config.temperature, learning_rate=config.grpo_learning_rate,
-                      lr_scheduler_type="constant", adam_beta2=0.95, weight_decay=0.0, beta=0.0, logging_steps=1,
+                      lr_scheduler_type="constant", adam_beta2=0.95, weight_decay=0.0, beta=config.grpo_beta,
+                      logging_steps=1,
                       save_strategy="no", seed=config.seed, disable_tqdm=True, dataloader_num_workers=0)
     tokenizer = AutoTokenizer.from_pretrained(sft_dir)
     model = AutoModelForCausalLM.from_pretrained(sft_dir)

@@ -12,7 +12,7 @@ from termrl.reward.spec import PRESETS_DIR
 
 from .conftest import CASES, TIERS, correct, wrong_edge_case
 
-PRESETS = ["sparse", "coderl", "rltf", "staged"]
+PRESETS = ["sparse", "partial", "coderl", "rltf", "staged"]
 PROGRESS = [0.0, 0.5, 1.0]
 
 
@@ -45,6 +45,17 @@ def test_sparse_ranks_correct_first_and_ties_every_failure_at_zero(progress):
     assert spec.score(correct(), progress=progress).total == 1.0
     assert {name: spec.score(make(), progress=progress).total for name, make in CASES.items() if name != "correct"} \
         == {name: 0.0 for name in CASES if name != "correct"}
+
+
+@pytest.mark.parametrize("progress", PROGRESS)
+def test_partial_pays_a_pass_most_and_a_failure_by_the_tests_it_passed(progress):
+    spec = load_spec("partial")
+    assert spec.score(correct(), progress=progress).total == 1.5
+    assert spec.score(wrong_edge_case(), progress=progress).total == pytest.approx(0.5 * 3 / 4)
+    for name, make in CASES.items():
+        evidence = make()
+        if not evidence.passed:
+            assert spec.score(evidence, progress=progress).total == pytest.approx(0.5 * evidence.test_pass_ratio)
 
 
 @pytest.mark.parametrize("name", PRESETS)
