@@ -93,7 +93,7 @@ class QuickstartConfig:
     """SFT learning rate (constant; AdamW with beta2 0.95)."""
     # -- GRPO
     grpo_steps: int = 300
-    """GRPO optimizer steps (one generation round each)."""
+    """GRPO optimizer steps (one generation round each, with ``grpo_iterations`` = 1)."""
     prompts_per_step: int = 4
     """Train tasks per GRPO step."""
     num_generations: int = 8
@@ -133,6 +133,8 @@ class QuickstartConfig:
             raise ValueError("heldout_episodes, sft_examples, sft_steps and grpo_steps must be at least 1")
         if self.temperature <= 0:
             raise ValueError("temperature must be > 0: GRPO samples its groups")
+        if self.grpo_iterations < 1 or self.grpo_beta < 0:
+            raise ValueError("grpo_iterations must be at least 1 and grpo_beta at least 0")
 
 
 # --------------------------------------------------------------------------- data
