@@ -75,9 +75,8 @@ def eval_cmd(
             _fail(f"{out / stores.META_NAME} was made with different settings ({', '.join(changed)}: "
                   + ", ".join(f"{old.get(key)!r} now {meta[key]!r}" for key in changed)
                   + "); resume with the same ones or choose another --out")
-    options = {key: value for key, value in (("temperature", temperature), ("max_new_tokens", max_new_tokens),
-                                                      ("dtype", dtype))
-               if value is not None}
+    given = (("temperature", temperature), ("max_new_tokens", max_new_tokens), ("dtype", dtype))
+    options = {key: value for key, value in given if value is not None}
     try:
         reward_spec = load_spec(spec)
         entries = resolve(suite)

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 import time
+from pathlib import Path
 from typing import List, Optional
 
 import typer
@@ -45,7 +45,6 @@ def train_cmd(
     for name, row in phases.items():
         share = 100 * row["wall_s"] / max(results["compute"]["wall_s"], 1e-9)
         console.print(f"  {name:<13} {row['wall_s']:8.1f} s  {share:5.1f}%")
-
 
 
 def quickstart_cmd(

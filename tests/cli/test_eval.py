@@ -80,6 +80,8 @@ def test_bad_policy_and_resume_without_out_are_clear_errors(tmp_path):
     assert res.returncode == 2 and "--resume needs --out" in res.stderr
     res = termrl("eval", "--policy", "nop", "--suite", "builtin", "-k", "3", "--samples", "2")
     assert res.returncode == 2 and "--samples 3" in res.stderr
+    res = termrl("eval", "--policy", "nop", "--suite", "builtin", "--dtype", "float32", "--out", str(tmp_path / "r"))
+    assert res.returncode == 2 and "takes no options" in res.stderr and "Traceback" not in res.stderr
 
 
 def test_kill_9_then_resume_gives_every_episode_once(tmp_path):
