@@ -74,6 +74,35 @@ def truncate(text: str, budget: int) -> str:
     return text[:head] + TRUNCATION_MARKER.format(n=len(text) - keep) + (text[-tail:] if tail else "")
 
 
+def apply_action(box, task: Task, action: Action, record: StepRecord, *, timeout: float,
+                 observation_chars: int) -> str:
+    """Run a command or write a file in ``box``; fill ``record``'s outcome and return the observation.
+
+    The one place an action touches a sandbox: ``TerminalEnv.step`` and the quickstart's
+    single-action evaluator both call it, so their trace steps (``StepRecord.trace``)
+    have the same fields and the same text. A relative write path is taken from the
+    task's workdir; a write that fails is exit code 1 with the error as observation.
+    ``action`` must not be a submission.
+    """
+    if action.kind is ActionKind.SUBMIT:
+        raise ValueError("apply_action runs commands and writes; a submission ends the episode instead")
+    if action.kind is ActionKind.WRITE:
+        path = action.path if action.path.startswith("/") else f"{task.workdir.rstrip('/')}/{action.path}"
+        try:
+            box.write_file(path, action.content.encode())
+        except (OSError, ValueError) as e:
+            record.exit_code = 1
+            return f"write_file failed: {e}"
+        record.exit_code = 0
+        return f"wrote {len(action.content.encode())} bytes to {path}"
+    res = box.exec(action.command, timeout=timeout)
+    output = res.stdout + res.stderr
+    record.exit_code, record.timed_out, record.stop = res.exit_code, res.timed_out, res.stop.value
+    record.output_bytes = len(output.encode())
+    status = f"exit code {res.exit_code}" + ("" if res.stop.value == "exited" else f" ({res.stop.value})")
+    return f"{status}\n{truncate(output, observation_chars)}"
+
+
 @dataclass
 class Outcome:
     """What the end of an episode produced."""
@@ -202,21 +231,9 @@ class TerminalEnv:
 
     def _act(self, action: Action, record: StepRecord) -> str:
         remaining = max(self.time_limit - self._clock, 1.0)
-        if action.kind is ActionKind.WRITE:
-            path = action.path if action.path.startswith("/") else f"{self.task.workdir.rstrip('/')}/{action.path}"
-            try:
-                self.box.write_file(path, action.content.encode())
-            except (OSError, ValueError) as e:
-                record.exit_code = 1
-                return f"write_file failed: {e}"
-            record.exit_code = 0
-            return f"wrote {len(action.content.encode())} bytes to {path}"
-        res = self.box.exec(action.command, timeout=min(self.config.command_timeout_s, remaining))
-        output = res.stdout + res.stderr
-        record.exit_code, record.timed_out, record.stop = res.exit_code, res.timed_out, res.stop.value
-        record.output_bytes = len(output.encode())
-        status = f"exit code {res.exit_code}" + ("" if res.stop.value == "exited" else f" ({res.stop.value})")
-        return f"{status}\n{truncate(output, self.config.observation_chars)}"
+        return apply_action(self.box, self.task, action, record,
+                            timeout=min(self.config.command_timeout_s, remaining),
+                            observation_chars=self.config.observation_chars)
 
     def _limit_reached(self) -> Ending | None:
         if self._format_errors >= self.config.max_format_errors:

@@ -219,18 +219,20 @@ class SingleActionEvaluator:
 
     The row's ``seed`` regenerates its task. The completion is parsed as ``TerminalEnv``
     parses a reply (``termrl.actions.parse``); its first action runs in a fresh sandbox
-    holding the task's workspace (a format error or a submission runs nothing, as in a
-    one-step episode); the files it leaves are verified on ``pool`` (hidden tests, copied
+    holding the task's workspace, through ``termrl.env.apply_action`` as in
+    ``TerminalEnv.step`` (a format error or a submission runs nothing, as in a one-step
+    episode), so its trace step is the environment's; the files it leaves are verified on ``pool`` (hidden tests, copied
     in fresh); the hack detectors read the episode. A sandbox that fails gives
     ``Evidence(verified=False)``: its reward is None, never 0.
     """
 
     def __init__(self, family: str, pool, backend: str = "bwrap", command_timeout_s: float = 10.0,
-                 cache_size: int = 4096):
+                 cache_size: int = 4096, observation_chars: int = 4000):
         from termrl.tasks.families import get_family
 
         self.family, self.pool, self.backend = get_family(family), pool, backend
         self.command_timeout_s = command_timeout_s
+        self.observation_chars = observation_chars
         self.cache_size = cache_size
         self._cache: OrderedDict[tuple[int, str], tuple] = OrderedDict()
         self._lock = threading.Lock()
@@ -259,48 +261,42 @@ class SingleActionEvaluator:
 
     def _run(self, completion: str, seed: int) -> tuple[Evidence, tuple[Finding, ...]]:
         from termrl.actions import FormatError, parse
+        from termrl.env import apply_action
         from termrl.hacks.detectors import run_detectors
+        from termrl.protocols import StepRecord
         from termrl.sandbox.bwrap import SandboxError
         from termrl.tasks.runtime import SetupError, open_sandbox
         from termrl.verify import workspace
 
         self.runs += 1
         task = self.family.generate(seed)
-        step = {"command": None, "exit_code": None, "timed_out": False, "output": "", "output_bytes": 0,
-                "format_error": None, "action": None}
+        record = StepRecord(index=0, reply=completion, action=None, observation="")
+        try:
+            action = parse(completion).action
+        except FormatError as e:
+            record.format_error, record.observation, action = str(e), f"Format error: {e}", None
         try:
             box = open_sandbox(task, self.backend, command_timeout=self.command_timeout_s)
         except (SandboxError, SetupError, OSError) as e:
             return Evidence(task.id, verified=False, verify_error=f"{type(e).__name__}: {e}"), ()
         try:
             before = workspace.snapshot(box)
-            try:
-                action = parse(completion).action
-            except FormatError as e:
-                step["format_error"], action = str(e), None
-            if action is not None and action.kind is ActionKind.COMMAND:
-                res = box.exec(action.command, timeout=self.command_timeout_s)
-                output = res.stdout + res.stderr
-                step.update(command=action.command, exit_code=res.exit_code, timed_out=res.timed_out,
-                            output=output[:4000], output_bytes=len(output.encode()), action="command")
-            elif action is not None and action.kind is ActionKind.WRITE:
-                path = action.path if action.path.startswith("/") else f"{task.workdir}/{action.path}"
-                try:
-                    box.write_file(path, action.content.encode())
-                    step["exit_code"] = 0
-                except (OSError, ValueError):
-                    step["exit_code"] = 1
-                step.update(command=f"write {action.path}", action="write")
+            if action is not None:
+                record.action = action.to_dict()
+                if action.kind is not ActionKind.SUBMIT:
+                    record.observation = apply_action(box, task, action, record, timeout=self.command_timeout_s,
+                                                      observation_chars=self.observation_chars)
             after = workspace.snapshot(box)
         except (SandboxError, OSError) as e:
             return Evidence(task.id, verified=False, verify_error=f"{type(e).__name__}: {e}"), ()
         finally:
             box.close()
-        evidence = self.pool.verify_files(task, after, trace=[step])
+        trace = [record.trace()]
+        evidence = self.pool.verify_files(task, after, trace=trace)
         if not evidence.verified:
             return evidence, ()
         return evidence, tuple(run_detectors(HackInput(task=task, evidence=evidence, before=before, after=after,
-                                                       trace=[step])))
+                                                       trace=trace)))
 
 
 # --------------------------------------------------------------------------- phases

@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
@@ -95,6 +94,40 @@ def test_single_action_evaluator_runs_verifies_and_caches():
         assert other.verified and not other.passed  # another seed's task wants other names
 
 
+def test_single_action_trace_step_is_the_environments():
+    """The evaluator and ``TerminalEnv`` run an action through one function: the trace step
+    the verifier and the detectors read is the same, field for field."""
+    from termrl.env import EnvConfig, TerminalEnv
+    from termrl.verify.pool import VerifierPool
+
+    class Recording:
+        def __init__(self, pool):
+            self.pool, self.traces = pool, []
+
+        def verify_files(self, task, files, trace):
+            self.traces.append(trace)
+            return self.pool.verify_files(task, files, trace=trace)
+
+    seed = 7
+    task = FAMILY.generate(seed)
+    replies = [reference_reply(task),
+               '<tool_call>\n{"name": "bash", "arguments": {"command": "echo hi; echo oops >&2; exit 3"}}\n</tool_call>',
+               '<tool_call>\n{"name": "write_file", "arguments": {"path": "notes.txt", "content": "x"}}\n</tool_call>',
+               "<tool_call>{not json"]
+    with VerifierPool(workers=1, static=False) as pool:
+        recording = Recording(pool)
+        evaluator = SingleActionEvaluator("one-command", recording, cache_size=0)
+        for reply in replies:
+            evidence, _ = evaluator(None, reply, {"seed": seed})
+            with TerminalEnv(EnvConfig(max_steps=1, command_timeout_s=10.0, static=False)) as env:
+                env.reset(task)
+                *_, info = env.step(reply)
+            assert recording.traces[-1] == [env.steps[0].trace()], reply
+            assert evidence.passed == info["evidence"].passed
+    assert recording.traces[1][0]["exit_code"] == 3 and "oops" in recording.traces[1][0]["output"]
+    assert recording.traces[3][0]["format_error"] and recording.traces[3][0]["command"] is None
+
+
 @pytest.mark.sandbox
 def test_small_quickstart_runs_end_to_end(tmp_path):
     lines = []
@@ -118,7 +151,7 @@ def test_small_quickstart_runs_end_to_end(tmp_path):
 
 def _cli(*args, timeout=600):
     result = subprocess.run([sys.executable, "-m", "termrl", "quickstart", *args], capture_output=True, text=True,
-                            timeout=timeout)
+                            timeout=timeout, check=False)
     result.message = " ".join(result.stderr.split())  # rich wraps long lines
     return result
 
