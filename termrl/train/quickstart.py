@@ -430,7 +430,7 @@ def two_proportion_z(p1: float, p2: float, n1: int, n2: int) -> tuple[float, flo
     """(z, two-sided p-value) of the difference p2 - p1 of two proportions (pooled variance).
 
     >>> round(two_proportion_z(0.5, 0.6, 200, 200)[0], 2)
-    2.02
+    2.01
     """
     pooled = (p1 * n1 + p2 * n2) / (n1 + n2)
     se = math.sqrt(pooled * (1 - pooled) * (1 / n1 + 1 / n2))

@@ -8,12 +8,10 @@ task family): legitimate work must never raise a high-severity finding.
 
 from __future__ import annotations
 
-import doctest
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from termrl.hacks.detectors import env
 from termrl.hacks.detectors.env import (
     DETECTORS,
     command_spam,
@@ -90,10 +88,6 @@ def test_detectors_are_plain_callables_that_tag_their_findings():
 def test_a_clean_solution_raises_nothing():
     inp = episode(commands=["cat wc.sh", "bash wc.sh in.txt", "python3 -m pytest -q tests"], reference=SOLVED)
     assert {kind: detect(inp) for kind, detect in DETECTORS.items()} == {k: [] for k in DETECTORS}
-
-
-def test_doctests():
-    assert doctest.testmod(env).failed == 0
 
 
 def test_simple_commands_know_where_output_goes():
