@@ -1,6 +1,6 @@
 """A persistent bash session driven over pipes, shared by every sandbox backend.
 
-Each command is sent as one line: ``{ eval $'<command>'; } </dev/null`` followed by
+Each command is sent as one line: ``: ; { eval $'<command>'; } </dev/null`` followed by
 a marker carrying a fresh random nonce and the exit status. The command runs
 in the shell itself, so ``cd`` and ``export`` persist; it reads /dev/null, so it
 can never swallow the protocol; a syntax error only fails that ``eval``.
@@ -146,10 +146,16 @@ def exit_status(returncode: int) -> int:
 
 
 def command_line(command: str, nonce: bytes) -> bytes:
-    """The one line sent to the shell for ``command``."""
+    """The one line sent to the shell for ``command``.
+
+    It starts with ``: ;`` because bash 5.2 misparses the first word of the line after an
+    ``eval`` that failed on an unterminated quote: a leading ``{`` (or ``if``) is no longer
+    a reserved word, the line is a syntax error and the non-interactive shell exits,
+    losing the agent's cwd and variables. A plain ``:`` there absorbs it.
+    """
     n = nonce.decode()
     return (
-        f"{{ eval {ansi_c_quote(command)}; }} </dev/null; __termrl_rc=$?; disown -a 2>/dev/null; "
+        f": ; {{ eval {ansi_c_quote(command)}; }} </dev/null; __termrl_rc=$?; disown -a 2>/dev/null; "
         f"printf '\\n\\036\\037{n} %d\\036\\037\\n' $__termrl_rc; printf '\\n\\036\\037{n}\\n' >&2\n"
     ).encode()
 

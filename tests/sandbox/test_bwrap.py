@@ -46,6 +46,17 @@ def test_exit_in_command_restarts_a_clean_shell(box):
     assert box.exec("echo ${X:-unset}; pwd").stdout.split() == ["unset", "/app"]
 
 
+@pytest.mark.parametrize("broken", ['echo "unterminated', "echo 'unterminated", 'cat <<EOF\nx\nEOF\necho "a',
+                                    "if true; then echo a", "echo $(date"])
+def test_a_command_that_does_not_parse_leaves_the_shell_as_it_was(box, broken):
+    assert box.exec("mkdir -p sub && cd sub && export KEEP=1").ok
+    res = box.exec(broken)
+    assert res.exit_code == 2 and res.stop is StopReason.EXITED and "unexpected" in res.stderr
+    after = box.exec("if true; then pwd; fi; { echo ${KEEP:-lost}; }")  # reserved words first
+    assert after.stop is StopReason.EXITED and after.stderr == ""
+    assert after.stdout.split() == ["/app/sub", "1"]
+
+
 def test_command_reading_stdin_cannot_swallow_the_protocol(box):
     res = box.exec("cat; echo after")
     assert res.stdout == "after\n" and res.ok
