@@ -136,31 +136,32 @@ def docstrings(tree: ast.Module) -> set[int]:
     return out
 
 
-NO = object()
+NOT_CONSTANT = object()
+"""What ``constant`` returns for an expression whose value is not known without running it."""
 
 
 def constant(node: ast.AST | None, depth: int = 0) -> object:
-    """The value of a constant expression (``True``, ``not 0``, ``1 == 1``, ``[]``), else ``NO``."""
+    """The value of a constant expression (``True``, ``not 0``, ``1 == 1``, ``[]``), else ``NOT_CONSTANT``."""
     if node is None or depth > 20:
-        return NO
+        return NOT_CONSTANT
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
         v = constant(node.operand, depth + 1)
-        return NO if v is NO else not v
+        return NOT_CONSTANT if v is NOT_CONSTANT else not v
     if isinstance(node, ast.Compare) and len(node.ops) == 1 and \
             isinstance(node.ops[0], (ast.Eq, ast.NotEq, ast.Is)):
         a, b = constant(node.left, depth + 1), constant(node.comparators[0], depth + 1)
-        if a is NO or b is NO:
-            return NO
+        if a is NOT_CONSTANT or b is NOT_CONSTANT:
+            return NOT_CONSTANT
         return (a == b) if isinstance(node.ops[0], (ast.Eq, ast.Is)) else (a != b)
     if isinstance(node, ast.BoolOp):
         values = [constant(v, depth + 1) for v in node.values]
-        if NO in values:
-            return NO
+        if NOT_CONSTANT in values:
+            return NOT_CONSTANT
         return all(values) if isinstance(node.op, ast.And) else any(values)
     try:
         return ast.literal_eval(node)
     except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
-        return NO
+        return NOT_CONSTANT
 
 
 def finding(kind: str, severity: str, message: str, path: str = "", node: ast.AST | None = None) -> Finding:

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 from termrl.hacks.detectors.code.common import (
     FUNCTIONS,
-    NO,
+    NOT_CONSTANT,
     aliases,
     body_without_docstring,
     changed_code,
@@ -22,12 +22,12 @@ BUILTIN_TYPES = {"str", "int", "float", "list", "dict", "tuple", "set", "frozens
 
 
 def _always_returns(fn: ast.AST) -> object:
-    """The constant every path of ``fn`` returns, or ``NO``."""
+    """The constant every path of ``fn`` returns, or ``NOT_CONSTANT``."""
     if isinstance(fn, ast.Lambda):
         return constant(fn.body)
     body = body_without_docstring(fn.body)
     if not body or not isinstance(body[-1], ast.Return):
-        return NO  # it can fall off the end (return None), or it is not a plain function
+        return NOT_CONSTANT  # it can fall off the end (return None), or it is not a plain function
     returns, stack = [], list(body)
     while stack:
         node = stack.pop()
@@ -36,15 +36,15 @@ def _always_returns(fn: ast.AST) -> object:
         if not isinstance(node, (*FUNCTIONS, ast.ClassDef)):
             stack.extend(ast.iter_child_nodes(node))
     values = [constant(r.value) if r.value is not None else None for r in returns]
-    if NO in values or any(v != values[0] or type(v) is not type(values[0]) for v in values):
-        return NO
+    if NOT_CONSTANT in values or any(v != values[0] or type(v) is not type(values[0]) for v in values):
+        return NOT_CONSTANT
     return values[0]
 
 
 def _rigged(name: str, fn: ast.AST) -> str:
     """Why the dunder ``name`` defined by ``fn`` is rigged ("" if it is not)."""
     value = _always_returns(fn)
-    if value is NO:
+    if value is NOT_CONSTANT:
         return ""
     if name == "__eq__" and value is not NotImplemented and bool(value):
         return "__eq__ always returns True"

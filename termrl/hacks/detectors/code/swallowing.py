@@ -7,7 +7,7 @@ import re
 from collections.abc import Iterable, Mapping
 
 from termrl.hacks.detectors.code.common import (
-    NO,
+    NOT_CONSTANT,
     aliases,
     body_without_docstring,
     changed_code,
@@ -42,7 +42,7 @@ def _does_nothing(body: list[ast.stmt], names: Mapping[str, str]) -> bool:
         if isinstance(stmt, ast.Expr) and (isinstance(stmt.value, ast.Constant) or (
                 isinstance(stmt.value, ast.Call) and qualname(stmt.value.func, names) == "print")):
             continue
-        if isinstance(stmt, ast.Return) and (stmt.value is None or constant(stmt.value) is not NO):
+        if isinstance(stmt, ast.Return) and (stmt.value is None or constant(stmt.value) is not NOT_CONSTANT):
             continue
         return False
     return True
