@@ -26,10 +26,10 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Self
 
 from termrl.actions import TOOLS_PROMPT, FormatError, parse
-from termrl.protocols import Action, ActionKind, Ending, Evidence, HackInput, Reply, StepRecord, Task
+from termrl.protocols import Action, ActionKind, Ending, Evidence, HackInput, Reply, Sandbox, StepRecord, Task
 
 TRUNCATION_MARKER = "\n[... {n} characters truncated ...]\n"
 
@@ -74,7 +74,7 @@ def truncate(text: str, budget: int) -> str:
     return text[:head] + TRUNCATION_MARKER.format(n=len(text) - keep) + (text[-tail:] if tail else "")
 
 
-def apply_action(box, task: Task, action: Action, record: StepRecord, *, timeout: float,
+def apply_action(box: Sandbox, task: Task, action: Action, record: StepRecord, *, timeout: float,
                  observation_chars: int) -> str:
     """Run a command or write a file in ``box``; fill ``record``'s outcome and return the observation.
 
@@ -168,7 +168,7 @@ class TerminalEnv:
             box, self.box = self.box, None
             box.close()
 
-    def __enter__(self) -> "TerminalEnv":
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc) -> None:

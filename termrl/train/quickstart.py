@@ -220,10 +220,10 @@ class SingleActionEvaluator:
     The row's ``seed`` regenerates its task. The completion is parsed as ``TerminalEnv``
     parses a reply (``termrl.actions.parse``); its first action runs in a fresh sandbox
     holding the task's workspace, through ``termrl.env.apply_action`` as in
-    ``TerminalEnv.step`` (a format error or a submission runs nothing, as in a one-step
-    episode), so its trace step is the environment's; the files it leaves are verified on ``pool`` (hidden tests, copied
-    in fresh); the hack detectors read the episode. A sandbox that fails gives
-    ``Evidence(verified=False)``: its reward is None, never 0.
+    ``TerminalEnv.step``, so its trace step is the environment's (a format error or a
+    submission runs nothing, as in a one-step episode). The files it leaves are verified
+    on ``pool`` (hidden tests, copied in fresh); the hack detectors read the episode. A
+    sandbox that fails gives ``Evidence(verified=False)``: its reward is None, never 0.
     """
 
     def __init__(self, family: str, pool, backend: str = "bwrap", command_timeout_s: float = 10.0,
