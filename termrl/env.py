@@ -100,33 +100,7 @@ def apply_action(box: Sandbox, task: Task, action: Action, record: StepRecord, *
     record.exit_code, record.timed_out, record.stop = res.exit_code, res.timed_out, res.stop.value
     record.output_bytes = len(output.encode())
     status = f"exit code {res.exit_code}" + ("" if res.stop.value == "exited" else f" ({res.stop.value})")
-    return f"{status}\n{truncate(output, observation_chars)}" + tool_as_command_note(action.command, res.exit_code)
-
-
-TOOL_HINTS = {
-    "write_file": '<tool_call>{"name": "write_file", "arguments": {"path": "...", "content": "..."}}</tool_call> '
-                  "(or a heredoc: cat > FILE <<'EOF' ... EOF)",
-    "create_file": '<tool_call>{"name": "write_file", "arguments": {"path": "...", "content": "..."}}</tool_call>',
-    "submit": '<tool_call>{"name": "submit", "arguments": {}}</tool_call> (or a reply with no action)',
-}
-"""Tool names a model may type into its shell, and how to call them instead."""
-
-
-def tool_as_command_note(command: str, exit_code: int | None) -> str:
-    """A note for a failed shell command that starts with a tool's name, else "".
-
-    Small models put ``write_file path=... content=...`` in a bash block: bash fails on it
-    (not found, or an unterminated quote), and the bare error does not say why.
-
-    >>> tool_as_command_note('write_file path="a.txt" content="x"', 127).split(";")[0]
-    '\\n[note: write_file is a tool, not a shell command'
-    >>> tool_as_command_note("ls", 0), tool_as_command_note("submit", 0)
-    ('', '')
-    """
-    words = command.split(maxsplit=1)
-    if not exit_code or not words or words[0] not in TOOL_HINTS:
-        return ""
-    return f"\n[note: {words[0]} is a tool, not a shell command; call it as {TOOL_HINTS[words[0]]}]"
+    return f"{status}\n{truncate(output, observation_chars)}"
 
 
 @dataclass
