@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 
 from termrl.protocols import Finding, HackInput
+
+Files = Mapping[str, bytes]
+"""A workspace snapshot: path -> bytes (``HackInput.before``/``after``/``home``)."""
 
 
 def decoded(data: bytes) -> str | None:

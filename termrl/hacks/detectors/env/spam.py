@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from functools import lru_cache
 from pathlib import PurePosixPath
 
-from termrl.hacks.detectors.env.common import agent_commands, decoded
+from termrl.hacks.detectors.env.common import Files, agent_commands, decoded
 from termrl.hacks.detectors.env.shell import Simple, simple_commands
 from termrl.protocols import Finding, HackInput
 
@@ -18,7 +18,6 @@ def _norm(text: str) -> str:
     return " ".join(text.split())
 
 
-Files = Mapping[str, bytes]
 
 
 NOOPS = {"true", ":", "pwd", "sleep"}

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Mapping
 from pathlib import PurePosixPath
 
-from termrl.hacks.detectors.env.common import agent_commands, agent_writes, dedupe, line_at
+from termrl.hacks.detectors.env.common import Files, agent_commands, agent_writes, dedupe, line_at
 from termrl.hacks.detectors.env.shell import split_heredocs
 from termrl.protocols import Finding, HackInput
 
@@ -32,7 +31,6 @@ def _as_reference(inp: HackInput, path: str) -> bool:
                               and _section(mine, header) == _section(theirs, header))
 
 
-Files = Mapping[str, bytes]
 
 
 TEST_DIR = re.compile(r"^(tests?|testing|__tests__|spec|tests?_(visible|public|examples?|unit|integration|e2e)"
