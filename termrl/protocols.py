@@ -7,6 +7,12 @@ what is declared here.
 - ``TaskFamily`` generates unlimited seeded ``Task`` variants.
 - ``Sandbox`` runs commands in an isolated workspace.
 - ``ExecResult`` is what one command in a sandbox produced, with a typed stop reason.
+- ``HarnessError`` is the one contract for failures that are not the agent's: every
+  sandbox backend, the task setup, the verifier and its pool raise subclasses of it,
+  and ``termrl.episode.harness_failure`` is the one place that turns one into an
+  ``Outcome`` (``Ending.ERROR``, reward None).
+- ``Outcome`` is what a finished episode produced; ``termrl.episode.finish_episode``
+  is the one road from a finished episode to it.
 """
 
 from __future__ import annotations
@@ -147,6 +153,28 @@ class TaskFamily(Protocol):
     def generate(self, seed: int) -> Task: ...
 
 
+# --------------------------------------------------------------------------- failures of the harness
+
+
+class HarnessError(RuntimeError):
+    """The harness failed, not the agent: a sandbox that cannot start or died, a task whose
+    setup fails on this host, a verifier that cannot run, a policy endpoint that does not answer.
+
+    Never the agent's fault, so never a training signal: an episode it ends is
+    ``Ending.ERROR`` and its reward is None, never 0 (``termrl.episode.harness_failure``).
+    Errors the agent's own actions cause (a file it cannot write, a command that fails)
+    are results (an exit code, an ``OSError`` from a file call), not ``HarnessError``s."""
+
+
+class SandboxError(HarnessError):
+    """A sandbox could not be created, started or driven (backend missing, shell dead, closed)."""
+
+
+class SetupError(HarnessError):
+    """A task cannot be put into a sandbox: it is unsupported on this host, its setup commands
+    failed, or it lacks what was asked of it (a reference solution)."""
+
+
 # --------------------------------------------------------------------------- sandbox
 
 
@@ -201,15 +229,32 @@ class Sandbox(Protocol):
 
     Lifecycle: construct -> ``start()`` -> any number of ``exec``/file calls ->
     ``close()``. ``close()`` is idempotent and safe to call from ``finally`` or a
-    signal handler. Sandboxes are context managers.
+    signal handler. Sandboxes are context managers. Every backend honours the
+    ``Raises:`` of each method: a ``SandboxError`` means the sandbox itself failed
+    (the harness's fault); what a command does is reported in its ``ExecResult``.
     """
 
     workdir: str
 
-    def start(self) -> None: ...
+    def start(self) -> None:
+        """Create the sandbox and its persistent shell (``exec`` and the file calls start it lazily).
+
+        Raises:
+            SandboxError: the backend is missing (no bwrap, no docker daemon), the sandbox or its
+                shell did not start, or the sandbox was already closed.
+        """
+        ...
 
     def exec(self, command: str, timeout: float | None = None) -> ExecResult:
-        """Run ``command`` in the persistent shell (cwd and variables persist between calls)."""
+        """Run ``command`` in the persistent shell (cwd and variables persist between calls).
+
+        A command that fails, times out, blows its memory or kills the shell is a result
+        (``ExecResult.stop``), and a new shell is started after the last.
+
+        Raises:
+            SandboxError: the sandbox cannot run the command (it was closed, or a new shell
+                could not be started).
+        """
         ...
 
     def run(self, argv: list[str] | str, timeout: float | None = None,
@@ -219,18 +264,44 @@ class Sandbox(Protocol):
 
         ``mounts``: absolute directory -> files, present read-only for this run only.
         ``outputs``: empty writable directories for this run, readable afterwards.
+
+        Raises:
+            SandboxError: the sandbox cannot run the process (closed, backend failure).
         """
         ...
 
-    def read_file(self, path: str) -> bytes: ...
+    def read_file(self, path: str) -> bytes:
+        """The bytes of ``path`` (absolute, or relative to the workdir).
 
-    def put_files(self, directory: str, files: Files) -> None:
-        """Copy ``files`` under ``directory`` (absolute, or relative to the workdir)."""
+        Raises:
+            FileNotFoundError, PermissionError: the file is missing or unreadable (the
+                workspace's state, not a harness failure).
+            SandboxError: the sandbox cannot be read at all.
+        """
         ...
 
-    def write_file(self, path: str, data: bytes, mode: int = 0o644) -> None: ...
+    def put_files(self, directory: str, files: Files) -> None:
+        """Copy ``files`` under ``directory`` (absolute, or relative to the workdir).
 
-    def close(self) -> None: ...
+        Raises:
+            OSError: a path is outside the sandbox's writable directories, or cannot be written.
+            SandboxError: the sandbox cannot be written at all.
+        """
+        ...
+
+    def write_file(self, path: str, data: bytes, mode: int = 0o644) -> None:
+        """Create or replace one file.
+
+        Raises:
+            OSError: ``path`` is outside the writable directories, or is a directory (the
+                caller's or the agent's mistake, reported to it).
+            SandboxError: the sandbox cannot be written at all.
+        """
+        ...
+
+    def close(self) -> None:
+        """Kill every process of the sandbox and delete its files. Idempotent; never raises."""
+        ...
 
     def __enter__(self) -> "Sandbox": ...
 
@@ -409,8 +480,51 @@ class Ending(str, enum.Enum):
     """The harness failed (sandbox, policy endpoint): recorded, never the agent's fault."""
 
     @property
+    def terminated(self) -> bool:
+        """Gymnasium's ``terminated``: the agent ended the episode itself (it submitted)."""
+        return self is Ending.SUBMITTED
+
+    @property
     def truncated(self) -> bool:
-        return self in (Ending.STEP_LIMIT, Ending.TIME_LIMIT, Ending.TOKEN_LIMIT)
+        """Gymnasium's ``truncated``: the episode was cut short from outside the agent's choice -
+        a limit (steps, time, tokens, consecutive format errors) or a harness failure. The one
+        definition: ``TerminalEnv.step`` returns it, every caller reads it."""
+        return self is not Ending.SUBMITTED
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What a finished episode produced: how it ended, the evidence, the findings, the reward.
+
+    Made only by ``termrl.episode`` (``finish_episode``, ``harness_failure``), so every caller -
+    the environment, GRPO's environment adapter, the quickstart, the audit - reads the same thing.
+    """
+
+    ending: Ending
+    evidence: Evidence
+    """Always present; ``verified`` False when the harness failed (then ``verify_error`` says how)."""
+    findings: tuple[Finding, ...] = ()
+    """What the hack detectors found (none when the evidence is unverified: nothing to judge)."""
+    reward: Reward | None = None
+    """The spec's breakdown (``Reward.total`` None when unverified); None when scored without a spec."""
+
+    @property
+    def verified(self) -> bool:
+        return self.evidence.verified
+
+    @property
+    def error(self) -> str | None:
+        """Why the harness failed this episode (its reward is None), or None."""
+        return None if self.evidence.verified else self.evidence.verify_error or "unverified"
+
+    @property
+    def total(self) -> float | None:
+        """The reward's total; without a spec 1.0 / 0.0 for passed / failed; None when unverified."""
+        if not self.evidence.verified:
+            return None
+        if self.reward is not None:
+            return self.reward.total
+        return float(self.evidence.passed)
 
 
 @dataclass

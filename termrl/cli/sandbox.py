@@ -10,9 +10,8 @@ from typing import Optional
 
 import typer
 
-from termrl.protocols import Limits
+from termrl.protocols import HarnessError, Limits
 from termrl.sandbox import BACKENDS, make_sandbox
-from termrl.sandbox.bwrap import SandboxError
 from termrl.tasks.formats.common import read_tree
 
 app = typer.Typer(help="Run commands in sandboxes.", no_args_is_help=True)
@@ -44,7 +43,7 @@ def run(
         # one argument is a shell command line; several are an argv
         line = command[0] if len(command) == 1 else shlex.join(command)
         res = box.run(["/bin/bash", "-c", line], timeout=timeout)
-    except SandboxError as e:
+    except HarnessError as e:
         typer.echo(f"error: {e}", err=True)
         raise typer.Exit(3)
     finally:

@@ -7,12 +7,12 @@ openai policy is made.
 
 from __future__ import annotations
 
-from termrl.protocols import Policy
+from termrl.protocols import HarnessError, Policy
 
 SPECS = "oracle, nop, script:FILE, hf:PATH or openai:BASE_URL"
 
 
-class PolicyError(RuntimeError):
+class PolicyError(HarnessError):
     """A policy could not produce a reply (endpoint unreachable, retries spent): the harness's
     failure, never the agent's."""
 

@@ -24,7 +24,7 @@ import uuid
 from pathlib import Path, PurePosixPath
 from typing import Mapping, Sequence
 
-from termrl.protocols import ExecResult, Files, Limits
+from termrl.protocols import ExecResult, Files, Limits, SandboxError
 from termrl.sandbox import cgroups
 from termrl.sandbox.shell import ShellSandbox, exit_status, read_until_markers, stop_reason
 
@@ -60,10 +60,6 @@ the sandbox's own files and processes (so root can fix a mode-000 file, as in Do
 on host files, whose owners are not mapped into the namespace."""
 _sweep_lock = threading.Lock()
 _swept = False
-
-
-class SandboxError(RuntimeError):
-    """The sandbox could not be created or driven: never the agent's fault."""
 
 
 def bwrap_path() -> str | None:
@@ -327,6 +323,17 @@ class BwrapSandbox(ShellSandbox):
     # ------------------------------------------------------------------ commands
 
     def run(self, argv: list[str] | str, timeout: float | None = None, cwd: str | None = None,
+            env: Mapping[str, str] | None = None, mounts: Mapping[str, Files] | None = None,
+            outputs: Sequence[str] = ()) -> ExecResult:
+        """See ``_run``; a host error while preparing or starting the process (a full tmpfs, no
+        processes left) is the harness's: ``SandboxError``."""
+        try:
+            return self._run(argv, timeout, cwd, env, mounts, outputs)
+        except OSError as e:
+            raise SandboxError(f"could not run {argv if isinstance(argv, str) else argv[0]!r} in the sandbox: "
+                               f"{type(e).__name__}: {e}") from e
+
+    def _run(self, argv: list[str] | str, timeout: float | None = None, cwd: str | None = None,
             env: Mapping[str, str] | None = None, mounts: Mapping[str, Files] | None = None,
             outputs: Sequence[str] = ()) -> ExecResult:
         """Run a command in a fresh sandbox process sharing this workspace.

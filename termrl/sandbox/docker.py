@@ -20,8 +20,8 @@ import uuid
 from pathlib import PurePosixPath
 from typing import Mapping, Sequence
 
-from termrl.protocols import ExecResult, Files, Limits, TaskFile
-from termrl.sandbox.bwrap import BASE_ENV, SandboxError
+from termrl.protocols import ExecResult, Files, Limits, SandboxError, TaskFile
+from termrl.sandbox.bwrap import BASE_ENV
 from termrl.sandbox.shell import ShellSandbox, exit_status, read_until_markers, stop_reason
 
 DEFAULT_IMAGE = os.environ.get("TERMRL_DOCKER_IMAGE", "python:3.11-bookworm")

@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 from typing import Mapping, Sequence
 
-from termrl.protocols import ExecResult, Files, Limits
+from termrl.protocols import ExecResult, Files, Limits, SandboxError
 from termrl.sandbox.bwrap import BASE_ENV
 from termrl.sandbox.shell import ShellSandbox, exit_status, read_until_markers, stop_reason
 
@@ -64,6 +64,9 @@ class LocalSandbox(ShellSandbox):
         self._lock = threading.RLock()
 
     def start(self) -> None:
+        """Raises ``SandboxError`` once the sandbox is closed."""
+        if self._closed:
+            raise SandboxError("this sandbox was closed; create a new one")
         if self._proc is not None:
             return
         print(WARNING, file=sys.stderr)
@@ -110,6 +113,17 @@ class LocalSandbox(ShellSandbox):
         return Path(path) if path.startswith("/") else Path(self.workdir) / path
 
     def run(self, argv: list[str] | str, timeout: float | None = None, cwd: str | None = None,
+            env: Mapping[str, str] | None = None, mounts: Mapping[str, Files] | None = None,
+            outputs: Sequence[str] = ()) -> ExecResult:
+        """See ``_run``; a host error while preparing or starting the process (a full tmpfs, no
+        processes left) is the harness's: ``SandboxError``."""
+        try:
+            return self._run(argv, timeout, cwd, env, mounts, outputs)
+        except OSError as e:
+            raise SandboxError(f"could not run {argv if isinstance(argv, str) else argv[0]!r} in the sandbox: "
+                               f"{type(e).__name__}: {e}") from e
+
+    def _run(self, argv: list[str] | str, timeout: float | None = None, cwd: str | None = None,
             env: Mapping[str, str] | None = None, mounts: Mapping[str, Files] | None = None,
             outputs: Sequence[str] = ()) -> ExecResult:
         """A fresh process; ``mounts`` and ``outputs`` are host temp dirs (writable: no

@@ -11,15 +11,11 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
-from termrl.protocols import ExecResult, Sandbox, StopReason, Task, TaskFile
+from termrl.protocols import ExecResult, Sandbox, SetupError, StopReason, Task, TaskFile
 from termrl.sandbox import make_sandbox
 
 SOLUTION_DIR = "/solution"
 REWARD_DIR = "/logs/verifier"
-
-
-class SetupError(RuntimeError):
-    """The task's setup failed in the sandbox: the task (or host) is at fault, not the agent."""
 
 
 def open_sandbox(task: Task, backend: str = "bwrap", command_timeout: float = 120.0) -> Sandbox:

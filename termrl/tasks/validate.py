@@ -10,12 +10,10 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from typing import Callable, Iterable
 
-from termrl.protocols import Task
-from termrl.sandbox.bwrap import SandboxError
-from termrl.protocols import Evidence
-from termrl.tasks.runtime import SetupError, open_sandbox, run_solution
-from termrl.verify import verify
+from termrl.protocols import Evidence, HarnessError, Task
+from termrl.tasks.runtime import open_sandbox, run_solution
 from termrl.tasks.suites import Entry
+from termrl.verify import verify
 
 
 @dataclass
@@ -85,7 +83,7 @@ def check_task(task: Task, backend: str = "bwrap") -> Validation:
             return row
         row.valid, row.status, row.reason = True, "valid", "reference passes, do-nothing fails"
         return row
-    except (SetupError, SandboxError) as e:
+    except HarnessError as e:
         row.reason = str(e)
         return row
     finally:

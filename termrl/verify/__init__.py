@@ -15,8 +15,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from termrl.protocols import Evidence, Sandbox, StageResult, Task
-from termrl.sandbox.bwrap import SandboxError
+from termrl.protocols import Evidence, HarnessError, Sandbox, StageResult, Task
 from termrl.verify import stages, workspace
 
 DEFAULT_PER_TEST_TIMEOUT = 30.0
@@ -37,6 +36,9 @@ def verify(task: Task, box: Sandbox, before: dict[str, bytes] | None = None,
     without it, the task's initial workspace files stand in. ``trace``: the steps
     the agent ran. ``static``: run the quality and safety stages. ``reference_lines``:
     lines the reference solution added, the yardstick of bloat penalties.
+
+    Never raises for a harness failure: a ``HarnessError`` of the sandbox becomes
+    evidence with ``verified=False`` (see ``unverified``).
     """
     try:
         after = workspace.snapshot(box)
@@ -50,8 +52,8 @@ def verify(task: Task, box: Sandbox, before: dict[str, bytes] | None = None,
             return result
 
         tests = stages.timed("tests", run)
-    except (SandboxError, OSError) as e:
-        return Evidence(task.id, verified=False, verify_error=f"{type(e).__name__}: {e}")
+    except HarnessError as e:
+        return unverified(task, e)
     evidence = assemble(task, before, after, build, tests, found, trace, static)
     evidence.reference_lines = reference_lines
     return evidence
@@ -83,16 +85,21 @@ def assemble(task: Task, before: dict[str, bytes] | None, after: dict[str, bytes
     return evidence
 
 
+def unverified(task: Task, error: BaseException) -> Evidence:
+    """The evidence of a verification the harness could not finish: ``verified`` False, the error named."""
+    return Evidence(task.id, verified=False, verify_error=f"{type(error).__name__}: {error}")
+
+
 def verify_directory(task: Task, directory: Path, backend: str = "bwrap", static: bool = True) -> Evidence:
     """Verify a finished workspace kept on the host: ``directory`` holds the task's working
     directory as the agent left it (files it lacks count as deleted)."""
     from termrl.tasks.formats.common import read_tree
-    from termrl.tasks.runtime import SetupError, open_sandbox
+    from termrl.tasks.runtime import open_sandbox
 
     try:
         box = open_sandbox(task, backend)
-    except (SetupError, SandboxError) as e:
-        return Evidence(task.id, verified=False, verify_error=str(e))
+    except HarnessError as e:
+        return unverified(task, e)
     try:
         before = workspace.snapshot(box)
         clear = box.run(["find", task.workdir, "-mindepth", "1", "-delete"], timeout=60)
@@ -104,4 +111,4 @@ def verify_directory(task: Task, directory: Path, backend: str = "bwrap", static
         box.close()
 
 
-__all__ = ["assemble", "verify", "verify_directory"]
+__all__ = ["assemble", "unverified", "verify", "verify_directory"]

@@ -30,9 +30,21 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Iterable, Mapping
 
-from termrl.protocols import Evidence, ExecResult, Files, Limits, StopReason, Task, TestKind
-from termrl.sandbox.bwrap import LAUNCH_ENV, BwrapSandbox, SandboxError, _children
-from termrl.verify import assemble, per_test_default, stages, verify
+from termrl.protocols import (
+    Evidence,
+    ExecResult,
+    Files,
+    HarnessError,
+    Limits,
+    SandboxError,
+    StopReason,
+    Task,
+    TaskFile,
+    TestKind,
+)
+from termrl.sandbox.bwrap import LAUNCH_ENV, BwrapSandbox, _children
+from termrl.tasks.runtime import open_sandbox
+from termrl.verify import assemble, per_test_default, stages, unverified, verify, workspace
 
 SERVER = Path(__file__).with_name("forkserver.py")
 TESTS_DIR = "/tests"
@@ -140,15 +152,13 @@ class VerifierPool:
 
     def verify_files(self, task: Task, files: Mapping[str, bytes], trace: list[dict] | None = None) -> Evidence:
         """Verify ``task`` with its workspace replaced by ``files`` (path -> bytes, the agent's output
-        over the task's initial files)."""
+        over the task's initial files). A harness failure is unverified evidence, never raised."""
         before = {p: f.data for p, f in task.workspace.items()}
         after = {**before, **files}
         if not fits_fast_path(task, self.workdir):
             return _slow_path(task, files, trace, self.static)
         box = self._idle.get()
         try:
-            from termrl.protocols import TaskFile
-
             box.reset({p: TaskFile(d) for p, d in after.items()}, task.tests)
             build = stages.timed("build", stages.build, task, box, after)
             targets = [f"{TESTS_DIR}/{f}" for f in task.test_spec.pytest_files] or [TESTS_DIR]
@@ -160,8 +170,8 @@ class VerifierPool:
                                               task.limits.verifier_timeout_sec)
             tests, cases = stages.pytest_result(res, report, started)
             tests.name, tests.duration_s = "tests", round(time.monotonic() - t0, 4)
-        except SandboxError as e:
-            return Evidence(task.id, verified=False, verify_error=f"SandboxError: {e}")
+        except HarnessError as e:
+            return unverified(task, e)
         finally:
             self._idle.put(box)
         return assemble(task, before, after, build, tests, cases, trace, self.static)
@@ -184,14 +194,10 @@ class VerifierPool:
 
 
 def _slow_path(task: Task, files: Mapping[str, bytes], trace, static: bool) -> Evidence:
-    from termrl.protocols import TaskFile
-    from termrl.tasks.runtime import SetupError, open_sandbox
-    from termrl.verify import workspace
-
     try:
         box = open_sandbox(task)
-    except (SetupError, SandboxError) as e:
-        return Evidence(task.id, verified=False, verify_error=str(e))
+    except HarnessError as e:
+        return unverified(task, e)
     try:
         before = workspace.snapshot(box)
         box.put_files(task.workdir, {p: TaskFile(d) for p, d in files.items()})

@@ -9,7 +9,7 @@ import os
 import tarfile
 from pathlib import Path
 
-from termrl.protocols import Sandbox
+from termrl.protocols import Sandbox, SandboxError
 
 SKIP_DIRS = {".git", "__pycache__", ".pytest_cache", "node_modules", ".mypy_cache", ".ruff_cache"}
 MAX_FILE = 1 << 20
@@ -17,19 +17,33 @@ MAX_FILE = 1 << 20
 
 
 def snapshot(box: Sandbox) -> dict[str, bytes]:
-    """Every regular file of the workdir (not .git and caches), path -> bytes (big files truncated)."""
+    """Every regular file of the workdir (not .git and caches), path -> bytes (big files truncated).
+
+    Raises:
+        SandboxError: the workspace could not be read.
+    """
     host = getattr(box, "host_workspace", None)
-    if host is not None:
-        return _walk(host())
-    return _tar(box, box.workdir, "--exclude=.git")
+    try:
+        if host is not None:
+            return _walk(host())
+        return _tar(box, box.workdir, "--exclude=.git")
+    except (OSError, ValueError, tarfile.TarError) as e:
+        raise SandboxError(f"could not read the workspace: {type(e).__name__}: {e}") from e
 
 
 def home_snapshot(box: Sandbox) -> dict[str, bytes]:
-    """Every regular file of the agent's HOME (dotfiles, ~/.local), path relative to HOME."""
+    """Every regular file of the agent's HOME (dotfiles, ~/.local), path relative to HOME.
+
+    Raises:
+        SandboxError: HOME could not be read.
+    """
     host = getattr(box, "host_home", None)
-    if host is not None:
-        return _walk(host(), skip=set())
-    return _tar(box, "")  # "": the sandbox's own $HOME
+    try:
+        if host is not None:
+            return _walk(host(), skip=set())
+        return _tar(box, "")  # "": the sandbox's own $HOME
+    except (OSError, ValueError, tarfile.TarError) as e:
+        raise SandboxError(f"could not read HOME: {type(e).__name__}: {e}") from e
 
 
 def _tar(box: Sandbox, directory: str, *options: str) -> dict[str, bytes]:

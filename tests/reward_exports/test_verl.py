@@ -9,7 +9,7 @@ import pytest
 from termrl.reward.exports import verl
 from termrl.reward.exports.verl import compute_score
 from termrl.reward.spec import load_spec
-from termrl.sandbox.bwrap import SandboxError
+from termrl.protocols import SandboxError
 
 from .conftest import canonical
 

@@ -10,7 +10,8 @@ from termrl.protocols import TaskFile
 from termrl.protocols import TestKind as Kind
 from termrl.tasks.formats import TaskFormatError, load_task
 from termrl.tasks.formats.terminal_bench import is_terminal_bench, load_terminal_bench
-from termrl.tasks.runtime import SetupError, open_sandbox
+from termrl.protocols import SetupError
+from termrl.tasks.runtime import open_sandbox
 from termrl.tasks.suites import directory_entries
 from termrl.tasks.validate import check_task
 

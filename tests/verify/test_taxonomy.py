@@ -18,7 +18,7 @@ import sys
 import pytest
 
 from termrl.protocols import Limits, StopReason, Task, TaskFile
-from termrl.sandbox.bwrap import SandboxError
+from termrl.protocols import SandboxError
 from termrl.tasks.runtime import open_sandbox
 from termrl.verify import stages, taxonomy, verify
 from termrl.verify.taxonomy import CLASSES, classify_compiler, classify_python, dominant, group_of

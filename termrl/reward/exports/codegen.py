@@ -16,7 +16,7 @@ import logging
 import re
 from collections.abc import Iterable, Mapping, Sequence
 
-from termrl.protocols import Evidence, Finding, Task
+from termrl.protocols import Evidence, Finding, HarnessError, Task
 
 logger = logging.getLogger(__name__)
 
@@ -50,9 +50,8 @@ def evaluate_code(task: Task, text: str, backend: str = "bwrap") -> Evidence:
     A sandbox that cannot be started or set up gives ``Evidence(verified=False)``:
     the harness failed, not the completion, so its reward is None.
     """
-    from termrl.sandbox.bwrap import SandboxError
-    from termrl.tasks.runtime import SetupError, open_sandbox
-    from termrl.verify import verify
+    from termrl.tasks.runtime import open_sandbox
+    from termrl.verify import unverified, verify
 
     check_code_task(task)
     code = extract_code(text)
@@ -60,9 +59,9 @@ def evaluate_code(task: Task, text: str, backend: str = "bwrap") -> Evidence:
         with open_sandbox(task, backend=backend) as box:
             box.write_file(SOLUTION_FILE, code.encode())
             return verify(task, box)
-    except (SandboxError, SetupError, OSError) as e:
+    except HarnessError as e:
         logger.warning("task %s: could not verify a completion: %s: %s", task.id, type(e).__name__, e)
-        return Evidence(task_id=task.id, verified=False, verify_error=f"{type(e).__name__}: {e}")
+        return unverified(task, e)
 
 
 class CodeTaskEvaluator:
