@@ -2,19 +2,18 @@
 
 ``reset(task)`` (or ``reset(family=..., seed=...)``) opens a sandbox holding the
 task's workspace and returns the first observation: the instruction and a listing
-of the workspace. ``step(reply)`` parses the reply (``termrl.actions``), runs the
-action in the sandbox's persistent shell and returns ``(observation, reward,
-terminated, truncated, info)``:
+of the workspace (``termrl.episode.initial_messages``). ``step(reply)`` parses the
+reply (``termrl.actions``), runs the action in the sandbox's persistent shell, checks
+the limits of ``EnvConfig`` and returns ``(observation, reward, terminated,
+truncated, info)`` (its docstring defines each).
 
-- ``terminated`` when the agent submits (or replies with no action);
-- ``truncated`` when a limit of ``EnvConfig`` is reached (steps, time, tokens) or
-  after ``max_format_errors`` consecutive unparseable replies.
-
-When the episode ends the workspace is verified (``termrl.verify``), the hack
-detectors read it, and the reward spec scores it: ``reward`` is that total (None
-when verification failed: never 0), and ``info`` holds the evidence, the findings,
-the reward breakdown and the typed ``Ending``. Steps before the last earn 0.0;
-the spec's per-step process rewards are in ``info["step_rewards"]`` at the end.
+When the episode ends it is finished by ``termrl.episode.finish_episode``, the one
+road every caller shares: snapshots, verification, hack detection, scoring by the
+reward spec. ``reward`` is then the total (None when the harness failed: never 0);
+``info`` holds the ``Outcome``, the evidence, the findings, the reward breakdown and
+the typed ``Ending``. Steps before the last earn 0.0; the spec's per-step process
+rewards are in ``info["step_rewards"]`` at the end. A ``HarnessError`` during a step
+ends the episode as ``Ending.ERROR`` with reward None (``termrl.episode.harness_failure``).
 
 Time: the episode's clock counts the sandbox's time and the generation time each
 reply reports (``Reply.gen_s``), not time spent waiting for other episodes of a
@@ -24,12 +23,37 @@ episode's time limit.
 
 from __future__ import annotations
 
+import contextlib
 import time
-from dataclasses import dataclass, field
-from typing import Any, Self
+from dataclasses import dataclass
+from typing import Self
 
 from termrl.actions import TOOLS_PROMPT, FormatError, parse
-from termrl.protocols import Action, ActionKind, Ending, Evidence, HackInput, Reply, Sandbox, StepRecord, Task
+from termrl.episode import (
+    Phase,
+    SandboxVerifier,
+    Verifier,
+    finish_episode,
+    harness_failure,
+    initial_messages,
+    workspace_listing,
+)
+from termrl.protocols import (
+    Action,
+    ActionKind,
+    Ending,
+    HarnessError,
+    Outcome,
+    Reply,
+    Sandbox,
+    StepRecord,
+    Task,
+    TaskFamily,
+)
+from termrl.reward.spec import RewardSpec, load_spec
+from termrl.tasks.families import get_family
+from termrl.tasks.runtime import open_sandbox
+from termrl.verify import workspace
 
 TRUNCATION_MARKER = "\n[... {n} characters truncated ...]\n"
 
@@ -103,15 +127,22 @@ def apply_action(box: Sandbox, task: Task, action: Action, record: StepRecord, *
     return f"{status}\n{truncate(output, observation_chars)}"
 
 
-@dataclass
-class Outcome:
-    """What the end of an episode produced."""
+class _Ended(Exception):
+    """Raised where a step ends the episode (a submission, a limit); ``step`` turns it into the end."""
 
-    ending: Ending
-    evidence: Evidence | None = None
-    findings: list = field(default_factory=list)
-    reward: Any = None
-    """``termrl.protocols.Reward`` (None without a spec)."""
+    def __init__(self, ending: Ending):
+        super().__init__(ending.value)
+        self.ending = ending
+
+
+def _normalise(reply: Reply | str | Action) -> tuple[Reply, Action | None]:
+    """A step's input as a ``Reply`` and, when the caller already parsed it (GRPO's tool calls),
+    its ``Action``."""
+    if isinstance(reply, Action):
+        return Reply(""), reply
+    if isinstance(reply, str):
+        return Reply(reply), None
+    return reply, None
 
 
 class TerminalEnv:
@@ -120,48 +151,62 @@ class TerminalEnv:
     ``spec``: a ``RewardSpec`` (or preset name) scoring the episode at ``progress``;
     without one the final reward is 1.0/0.0 for passed/failed (None when unverified).
     ``phase``: an optional ``(name) -> context manager`` the rollout runner passes to
-    account environment, verification, reward and detection time.
+    account environment, verification, reward and detection time. ``verifier``: what
+    turns the finished workspace into evidence (default: the hidden tests in the
+    episode's own sandbox; ``termrl.episode.PoolVerifier`` uses a warm pool).
     """
 
-    def __init__(self, config: EnvConfig | None = None, spec=None, progress: float = 1.0, phase=None):
-        from termrl.reward.spec import load_spec
-
+    def __init__(self, config: EnvConfig | None = None, spec: RewardSpec | str | None = None,
+                 progress: float = 1.0, phase: Phase | None = None, verifier: Verifier | None = None):
         self.config = config or EnvConfig()
         self.spec = load_spec(spec) if isinstance(spec, str) else spec
         self.progress = progress
+        self.verifier = verifier or SandboxVerifier(self.config.per_test_timeout, self.config.static)
         self._phase = phase
-        self.box = None
+        self.box: Sandbox | None = None
+        """The episode's sandbox while it runs; None before ``reset`` and after the end."""
         self.task: Task | None = None
+        """The task of the current (or last) episode."""
         self.steps: list[StepRecord] = []
+        """Every reply of the episode, format errors and the submission included."""
         self.messages: list[dict] = []
+        """The conversation so far (system prompt, first observation, then replies and observations)."""
         self.outcome: Outcome | None = None
-
-    # ------------------------------------------------------------------ lifecycle
-
-    def reset(self, task: Task | None = None, *, family=None, seed: int | None = None) -> tuple[str, dict]:
-        """Start an episode of ``task``, or of ``family`` (a ``TaskFamily`` or its name) at ``seed``."""
-        from termrl.tasks.runtime import open_sandbox
-        from termrl.verify import workspace
-
-        if task is None:
-            if family is None or seed is None:
-                raise ValueError("reset needs a task, or a family and a seed")
-            if isinstance(family, str):
-                from termrl.tasks.families import get_family
-                family = get_family(family)
-            task = family.generate(seed)
-        self.close()
-        self.task, self.steps, self.outcome = task, [], None
+        """How the episode ended; None while it runs."""
+        self.before: dict[str, bytes] = {}
+        """The workspace after setup, before the agent's first step."""
         self._clock = 0.0
         self._tokens = 0
         self._format_errors = 0
+
+    # ------------------------------------------------------------------ lifecycle
+
+    def reset(self, task: Task | None = None, *, family: TaskFamily | str | None = None,
+              seed: int | None = None) -> tuple[str, dict]:
+        """Start an episode of ``task``, or of ``family`` (a ``TaskFamily`` or its name) at ``seed``.
+
+        Returns the first observation and ``{"task_id", "workdir"}``.
+
+        Raises:
+            HarnessError: the sandbox or the task's setup failed (nothing is left open).
+        """
+        if task is None:
+            if family is None or seed is None:
+                raise ValueError("reset needs a task, or a family and a seed")
+            task = (get_family(family) if isinstance(family, str) else family).generate(seed)
+        self.close()
+        self.task, self.steps, self.outcome, self.before = task, [], None, {}
+        self._clock, self._tokens, self._format_errors = 0.0, 0, 0
         with self._timed("environment"):
             self.box = open_sandbox(task, self.config.backend, command_timeout=self.config.command_timeout_s)
-            self.before = workspace.snapshot(self.box)
-        observation = f"{task.instruction.strip()}\n\n{self._listing()}"
-        self.messages = [{"role": "system", "content": self.config.system_prompt.format(workdir=task.workdir)},
-                         {"role": "user", "content": observation}]
-        return observation, {"task_id": task.id, "workdir": task.workdir}
+            try:
+                self.before = workspace.snapshot(self.box)
+                listing = self._listing()
+            except BaseException:
+                self.close()
+                raise
+        self.messages = initial_messages(task, self.config.system_prompt, listing)
+        return self.messages[-1]["content"], {"task_id": task.id, "workdir": task.workdir}
 
     def close(self) -> None:
         if self.box is not None:
@@ -186,117 +231,110 @@ class TerminalEnv:
 
     # ------------------------------------------------------------------ steps
 
-    def step(self, reply: Reply | str | Action) -> tuple[str | None, float | None, bool, bool, dict]:
+    def step(self, reply: Reply | str | Action) -> tuple[str, float | None, bool, bool, dict]:
+        """Take one reply of the agent: a policy's ``Reply``, its text, or an ``Action`` already parsed
+        (GRPO's tool calls). Every reply is a step, format errors and the submission included.
+
+        Returns ``(observation, reward, terminated, truncated, info)``:
+
+        - ``observation``: what the agent reads next: the command's exit code and output, the
+          write's confirmation or the format error. At the end, the last step's observation.
+        - ``reward``: 0.0 while the episode goes on; at the end ``Outcome.total``: the spec's
+          total, or 1.0 / 0.0 for passed / failed without a spec; None when the harness failed.
+        - ``terminated``: the agent ended the episode (``Ending.terminated``): it submitted, or
+          replied with no action.
+        - ``truncated``: the episode was cut short (``Ending.truncated``, the one definition): a
+          limit of ``EnvConfig`` (steps, time, tokens, ``max_format_errors`` consecutive
+          unparseable replies) or a harness failure. Never both; both False until the end.
+        - ``info``: ``{"step": index}`` until the end; then ``{"outcome", "ending", "evidence",
+          "findings", "reward", "step_rewards"}``.
+
+        Raises:
+            RuntimeError: no episode is in progress (``reset`` first; the last one ended).
+        """
         if self.task is None or self.outcome is not None:
             raise RuntimeError("step() needs an episode in progress: call reset() first")
-        if isinstance(reply, str):
-            reply = Reply(reply)
-        text = reply.text if isinstance(reply, Reply) else ""
-        self._clock += reply.gen_s if isinstance(reply, Reply) else 0.0
-        self._tokens += len(reply.tokens or []) if isinstance(reply, Reply) else 0
-        record = StepRecord(index=len(self.steps), reply=text, action=None, observation="",
-                            gen_s=reply.gen_s if isinstance(reply, Reply) else 0.0)
-        if isinstance(reply, Reply):
-            record.tokens, record.logprobs, record.prompt_tokens = reply.tokens, reply.logprobs, reply.prompt_tokens
-        ending = None
-        try:
-            parsed = parse(text) if isinstance(reply, Reply) else None
-            action = parsed.action if parsed else reply
-        except FormatError as e:
-            self._format_errors += 1
-            record.format_error = str(e)
-            record.observation = f"Format error: {e}"
-            action = None
-        if action is not None:
-            self._format_errors = 0
-            record.action = action.to_dict()
-            if action.kind is ActionKind.SUBMIT:
-                ending = Ending.SUBMITTED
-            else:
-                started = time.perf_counter()
-                with self._timed("environment"):
-                    record.observation = self._act(action, record)
-                record.env_s = time.perf_counter() - started
-                self._clock += record.env_s
-                if parsed and parsed.ignored:
-                    record.observation += (f"\n[note: only the first action of a reply runs; "
-                                           f"{parsed.ignored} more ignored]")
+        reply, action = _normalise(reply)
+        record = self._record(reply)
         self.steps.append(record)
-        if ending is None:
-            ending = self._limit_reached()
-        if ending is None:
-            self.messages += [{"role": "assistant", "content": text}, {"role": "user", "content": record.observation}]
-            return record.observation, 0.0, False, False, {"step": record.index}
-        return self._finish(ending)
+        try:
+            self._act(reply.text if action is None else None, action, record)
+            self._check_limits()
+        except _Ended as end:
+            return self._finish(end.ending)
+        except HarnessError as e:
+            return self._end(harness_failure(self.task.id, e, "step"))
+        self.messages += [{"role": "assistant", "content": reply.text}, {"role": "user", "content": record.observation}]
+        return record.observation, 0.0, False, False, {"step": record.index}
 
-    def _act(self, action: Action, record: StepRecord) -> str:
-        remaining = max(self.time_limit - self._clock, 1.0)
-        return apply_action(self.box, self.task, action, record,
-                            timeout=min(self.config.command_timeout_s, remaining),
-                            observation_chars=self.config.observation_chars)
+    def _record(self, reply: Reply) -> StepRecord:
+        """The step's record, with the reply's generation time and tokens counted."""
+        self._clock += reply.gen_s
+        self._tokens += len(reply.tokens or [])
+        return StepRecord(index=len(self.steps), reply=reply.text, action=None, observation="", gen_s=reply.gen_s,
+                          tokens=reply.tokens, logprobs=reply.logprobs, prompt_tokens=reply.prompt_tokens)
 
-    def _limit_reached(self) -> Ending | None:
+    def _act(self, text: str | None, action: Action | None, record: StepRecord) -> None:
+        """Parse ``text`` (unless ``action`` is given), then run the action; a submission ends the episode."""
+        ignored = 0
+        if action is None:
+            try:
+                parsed = parse(text)
+            except FormatError as e:
+                self._format_errors += 1
+                record.format_error, record.observation = str(e), f"Format error: {e}"
+                return
+            action, ignored = parsed.action, parsed.ignored
+        self._format_errors = 0
+        record.action = action.to_dict()
+        if action.kind is ActionKind.SUBMIT:
+            raise _Ended(Ending.SUBMITTED)
+        started = time.perf_counter()
+        with self._timed("environment"):
+            remaining = max(self.time_limit - self._clock, 1.0)
+            record.observation = apply_action(self.box, self.task, action, record,
+                                              timeout=min(self.config.command_timeout_s, remaining),
+                                              observation_chars=self.config.observation_chars)
+        record.env_s = time.perf_counter() - started
+        self._clock += record.env_s
+        if ignored:
+            record.observation += f"\n[note: only the first action of a reply runs; {ignored} more ignored]"
+
+    def _check_limits(self) -> None:
+        """Raise ``_Ended`` with the first limit of ``EnvConfig`` the episode has reached."""
         if self._format_errors >= self.config.max_format_errors:
-            return Ending.FORMAT_ERRORS
+            raise _Ended(Ending.FORMAT_ERRORS)
         if self._clock >= self.time_limit:
-            return Ending.TIME_LIMIT
+            raise _Ended(Ending.TIME_LIMIT)
         if self.config.max_tokens is not None and self._tokens >= self.config.max_tokens:
-            return Ending.TOKEN_LIMIT
+            raise _Ended(Ending.TOKEN_LIMIT)
         if len(self.steps) >= self.max_steps:
-            return Ending.STEP_LIMIT
-        return None
+            raise _Ended(Ending.STEP_LIMIT)
 
     # ------------------------------------------------------------------ the end
 
     def _finish(self, ending: Ending) -> tuple[str, float | None, bool, bool, dict]:
-        from termrl.hacks.detectors import run_detectors
-        from termrl.verify import verify, workspace
+        return self._end(finish_episode(self.task, self.box, ending, before=self.before,
+                                        trace=[s.trace() for s in self.steps], verifier=self.verifier,
+                                        detect=self.config.detect, spec=self.spec, progress=self.progress,
+                                        phase=self._phase))
 
-        trace = [s.trace() for s in self.steps]
-        after = home = None
-        if self.config.detect:  # the agent's final state, before the hidden tests may write into it
-            with self._timed("detection"):
-                try:
-                    after, home = workspace.snapshot(self.box), workspace.home_snapshot(self.box)
-                except OSError:
-                    after = None
-        with self._timed("verification"):
-            evidence = verify(self.task, self.box, before=self.before, trace=trace,
-                              per_test_timeout=self.config.per_test_timeout, static=self.config.static)
-        findings = []
-        if self.config.detect and evidence.verified:
-            if after is None:
-                evidence.verified, evidence.verify_error = False, "the workspace snapshot for the detectors failed"
-            else:
-                with self._timed("detection"):
-                    findings = run_detectors(HackInput(task=self.task, evidence=evidence, before=self.before,
-                                                       after=after, home=home, trace=trace))
-        with self._timed("reward"):
-            reward = self.spec.score(evidence, findings=findings, progress=self.progress) if self.spec else None
-        self.outcome = Outcome(ending, evidence, findings, reward)
+    def _end(self, outcome: Outcome) -> tuple[str, float | None, bool, bool, dict]:
+        self.outcome = outcome
         self.close()
-        if reward is not None:
-            total = reward.total
-        else:
-            total = None if not evidence.verified else float(evidence.passed)
-        info = {"ending": ending, "evidence": evidence, "findings": findings, "reward": reward,
-                "step_rewards": reward.steps if reward is not None else []}
+        info = {"outcome": outcome, "ending": outcome.ending, "evidence": outcome.evidence,
+                "findings": list(outcome.findings), "reward": outcome.reward,
+                "step_rewards": outcome.reward.steps if outcome.reward is not None else []}
         last = self.steps[-1].observation if self.steps else ""
-        return last, total, ending is Ending.SUBMITTED, ending is not Ending.SUBMITTED, info
+        return last, outcome.total, outcome.ending.terminated, outcome.ending.truncated, info
 
     # ------------------------------------------------------------------ helpers
 
-    def _timed(self, name: str):
-        from contextlib import nullcontext
-
-        return self._phase(name) if self._phase else nullcontext()
+    def _timed(self, name: str) -> contextlib.AbstractContextManager:
+        return self._phase(name) if self._phase else contextlib.nullcontext()
 
     def _listing(self) -> str:
         res = self.box.exec(f"find . -mindepth 1 -maxdepth 3 -not -path './.git/*' | sort | "
                             f"head -n {self.config.listing_entries + 1}", timeout=30)
         entries = [line for line in res.stdout.splitlines() if line.strip()]
-        if not entries:
-            return f"The directory {self.task.workdir} is empty."
-        more = "\n..." if len(entries) > self.config.listing_entries else ""
-        return (f"Files in {self.task.workdir}:\n"
-                + "\n".join(entries[: self.config.listing_entries]) + more)
+        return workspace_listing(self.task.workdir, entries, self.config.listing_entries)

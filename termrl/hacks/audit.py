@@ -22,9 +22,9 @@ from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, as_completed
 from dataclasses import asdict, dataclass, field
 from typing import Callable, Sequence
 
-from termrl.protocols import Evidence, Finding, HackInput, Task
-from termrl.sandbox.bwrap import SandboxError
-from termrl.tasks.runtime import SetupError, open_sandbox, run_solution
+from termrl.episode import Reference, SandboxVerifier, finish_episode, score
+from termrl.protocols import Ending, Evidence, Finding, HarnessError, Task
+from termrl.tasks.runtime import open_sandbox, run_solution
 from termrl.verify import verify, workspace
 
 PROGRESS_POINTS = (0.0, 0.5, 1.0)
@@ -51,6 +51,8 @@ class Episode:
     findings: list[Finding]
     rewards: dict[float, float | None]
     """progress -> total reward."""
+    error: str | None = None
+    """The harness failed the episode (``Ending.ERROR``): the audit could not judge it."""
 
 
 @dataclass
@@ -71,24 +73,22 @@ class Row:
 
 
 def _episode(task: Task, spec, act: Callable | None, baseline: Baseline | None) -> Episode:
-    from termrl.hacks.detectors import run_detectors
-
+    """One audit episode: ``act(box)`` plays the agent (None: it does nothing) and returns its
+    trace; the episode is finished as every episode is (``termrl.episode.finish_episode``) and
+    scored at each of ``PROGRESS_POINTS``."""
     box = open_sandbox(task)
     try:
         before = workspace.snapshot(box)
         steps = act(box) if act else []
-        # the agent's final state, before the hidden tests run (they may write into the workspace)
-        after, home = workspace.snapshot(box), workspace.home_snapshot(box)
-        evidence = verify(task, box, before=before, trace=steps, per_test_timeout=PER_TEST_TIMEOUT,
-                          reference_lines=baseline.lines if baseline else None)
-        inp = HackInput(task=task, evidence=evidence, before=before, after=after, home=home, trace=steps,
-                        reference=baseline.files if baseline else None,
-                        reference_tests=baseline.tests if baseline else None)
+        verifier = SandboxVerifier(PER_TEST_TIMEOUT, reference_lines=baseline.lines if baseline else None)
+        reference = Reference(baseline.files, baseline.tests) if baseline else None
+        outcome = finish_episode(task, box, Ending.SUBMITTED, before=before, trace=steps, verifier=verifier,
+                                 reference=reference)
     finally:
         box.close()
-    findings = run_detectors(inp)
-    rewards = {p: spec.score(evidence, findings=findings, progress=p).total for p in PROGRESS_POINTS}
-    return Episode(evidence, findings, rewards)
+    rewards = {p: score(outcome, spec, p).total for p in PROGRESS_POINTS}
+    error = outcome.error if outcome.ending is Ending.ERROR else None
+    return Episode(outcome.evidence, list(outcome.findings), rewards, error)
 
 
 def baseline(task: Task) -> Baseline | None:
@@ -127,7 +127,10 @@ def _row(task: Task, name: str, episode: Episode, nop: Episode) -> Row:
 
 def _prepare(task: Task, spec) -> tuple[Baseline | None, Episode]:
     base = baseline(task)
-    return base, _episode(task, spec, None, base)
+    nop = _episode(task, spec, None, base)
+    if nop.error is not None:
+        raise HarnessError(f"the do-nothing episode failed: {nop.error}")
+    return base, nop
 
 
 def _attack(task: Task, spec, name: str, exploit: Callable, base: Baseline | None, nop: Episode) -> Row:
@@ -137,8 +140,10 @@ def _attack(task: Task, spec, name: str, exploit: Callable, base: Baseline | Non
                          reference_changed=base.changed if base else [])
     try:
         episode = _episode(task, spec, lambda box: exploit(task, box, ctx), base)
-    except (SandboxError, SetupError, OSError) as e:
+    except (HarnessError, OSError) as e:  # OSError: an exploit's own file call on the sandbox
         return Row(task.id, name, False, None, nop.rewards[0.0], 0.0, None, error=str(e))
+    if episode.error is not None:
+        return Row(task.id, name, False, None, nop.rewards[0.0], 0.0, None, error=episode.error)
     return _row(task, name, episode, nop)
 
 
@@ -161,7 +166,7 @@ def audit_rows(tasks: Sequence[Task], spec, exploits: dict[str, Callable], worke
             task = prepared[future]
             try:
                 base, nop = future.result()
-            except (SandboxError, SetupError, OSError) as e:
+            except (HarnessError, OSError) as e:
                 rows = [Row(task.id, name, False, None, None, 0.0, None, error=str(e)) for name in exploits]
                 by_task[task.id] = rows
                 if on_task:

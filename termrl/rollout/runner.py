@@ -24,7 +24,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 
 from termrl.env import EnvConfig, TerminalEnv
-from termrl.protocols import Ending, Policy, Reply, Task, Trajectory, Turn
+from termrl.protocols import Ending, Outcome, Policy, Reply, Task, Trajectory, Turn
 from termrl.rollout.accounting import Accountant
 
 
@@ -146,15 +146,17 @@ def run_episode(task: Task, sample: int, policy_name: str, ask: Callable[[Turn],
             _, reward, terminated, truncated, info = env.step(reply)
             if terminated or truncated:
                 break
-        evidence, result = info["evidence"], info["reward"]
-        traj.ending = info["ending"].value
-        traj.passed = bool(evidence.passed)
+        outcome: Outcome = info["outcome"]
+        traj.ending = outcome.ending.value
+        traj.passed = bool(outcome.evidence.passed)
         traj.reward = reward
-        traj.components = result.components if result is not None else {}
-        traj.evidence = evidence.to_dict()
-        traj.findings = [asdict(f) for f in info["findings"]]
-        if not evidence.verified:
-            traj.error = f"verification failed: {evidence.verify_error}"
+        traj.components = outcome.reward.components if outcome.reward is not None else {}
+        traj.evidence = outcome.evidence.to_dict()
+        traj.findings = [asdict(f) for f in outcome.findings]
+        if outcome.ending is Ending.ERROR:
+            traj.error = outcome.error
+        elif not outcome.verified:
+            traj.error = f"verification failed: {outcome.error}"
     except Exception as e:  # noqa: BLE001 - the run goes on; the failure is in the record
         traj.ending, traj.error = Ending.ERROR.value, f"{type(e).__name__}: {e}"
     finally:

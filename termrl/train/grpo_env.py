@@ -9,27 +9,32 @@ schema built from the type hints and the Google-style docstring; reward function
 the instances as ``environments=[...]``, in rollout order.
 
 ``TerminalToolEnv`` runs each tool call through ``TerminalEnv.step``, so limits,
-output truncation, the trace and the timing are those of evaluation. The episode is
-finished (verification, hack detectors) once, lazily, when the rewards ask for it
-(``_outcome()``), or at once when a call reaches a limit, as in evaluation. It is
-scored by ``termrl.train.grpo``, at the training progress of that moment. Because
+output truncation, the trace, the timing and the end (``termrl.episode.finish_episode``)
+are those of evaluation. The episode is finished once, lazily, when the rewards ask for
+it (``episode_outcome(env)``: the model replied without a tool call, a submission), or
+at once when a call reaches a limit, as in evaluation. It is scored by
+``termrl.train.grpo``'s episode scorer, at the training progress of that moment. Because
 TRL exposes every public method as a tool, the lifecycle methods are private
-(``_outcome``, ``_close``); the instance is also a context manager and closes on
-garbage collection. ``reset`` closes the previous episode, so an abandoned rollout
-never leaks a sandbox, and ``EnvironmentFactory.close()`` closes all of them.
+(``_finish``, ``_close``) and ``episode_outcome`` is a function of this module; the
+instance is also a context manager and closes on garbage collection. ``reset`` closes
+the previous episode, so an abandoned rollout never leaks a sandbox, and
+``EnvironmentFactory.close()`` closes all of them.
 
 A harness failure (the sandbox cannot start, or dies) is never the agent's fault: the
-episode's evidence is then None and its reward None, so it never trains the policy.
+episode ends as ``Ending.ERROR`` with unverified evidence (``termrl.episode.harness_failure``),
+so its reward is None and it never trains the policy.
 """
 
 from __future__ import annotations
 
 import itertools
 import weakref
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 
 from termrl.env import EnvConfig, TerminalEnv
-from termrl.protocols import Action, ActionKind, Ending, Evidence, Finding, Task
+from termrl.episode import Phase, harness_failure
+from termrl.protocols import Action, ActionKind, Ending, HarnessError, Outcome, Task
+from termrl.tasks.suites import find_task
 
 TASKS: dict[str, Task] = {}
 """Tasks ``reset(task_id=...)`` finds by id before ``find_task`` (built-ins, ``FAMILY-SEED``)."""
@@ -47,16 +52,15 @@ def resolve_task(task_id: str) -> Task:
     """A registered task, else a built-in id, ``humaneval-N``, ``mbpp-N`` or ``FAMILY-SEED``."""
     if task_id in TASKS:
         return TASKS[task_id]
-    from termrl.tasks.suites import find_task
-
     return find_task(task_id)
 
 
-def _harness_errors() -> tuple[type[BaseException], ...]:
-    from termrl.sandbox.bwrap import SandboxError
-    from termrl.tasks.runtime import SetupError
+def episode_outcome(env: TerminalToolEnv) -> Outcome:
+    """Finish ``env``'s episode once and return its outcome; idempotent.
 
-    return SandboxError, SetupError, OSError
+    An episode still running ends as a submission (the model replied without a tool call).
+    A harness failure is an ``Ending.ERROR`` outcome with reward None, never 0."""
+    return env._finish()
 
 
 class TerminalToolEnv:
@@ -68,25 +72,24 @@ class TerminalToolEnv:
     verification and detection.
     """
 
-    def __init__(self, config: EnvConfig | None = None, phase: Callable | None = None):
+    def __init__(self, config: EnvConfig | None = None, phase: Phase | None = None):
         self.env = TerminalEnv(config or EnvConfig(), spec=None, phase=phase)
         self.task_id: str | None = None
         self.episode: int | None = None
-        self.error: str | None = None
-        """Why the harness failed this episode (reward None), or None."""
+        """A number unique in this process per episode: the scorer's batches are keyed on it."""
+        self._failed_reset: Outcome | None = None
         self._tool_calls = 0
 
     def reset(self, task_id: str, **row) -> str:
         """Start an episode of ``task_id`` (the row's other fields are ignored); the first observation."""
         self._close()
-        self.task_id, self.episode, self.error = task_id, next(_episodes), None
+        self.task_id, self.episode, self._failed_reset = task_id, next(_episodes), None
         self._tool_calls = 0
         task = resolve_task(task_id)  # an unknown id is a bug in the dataset: it raises
         try:
             observation, _ = self.env.reset(task)
-        except _harness_errors() as e:
-            self.env.close()
-            self.error = f"reset failed: {type(e).__name__}: {e}"
+        except HarnessError as e:
+            self._failed_reset = harness_failure(task.id, e, "reset")
             return f"The environment failed to start ({type(e).__name__}); this episode is not scored."
         return observation
 
@@ -120,46 +123,42 @@ class TerminalToolEnv:
     # ------------------------------------------------------------------ lifecycle (private: not tools)
 
     def _act(self, action: Action) -> str:
-        if self.error is not None:
-            return f"The environment failed ({self.error}); this call was not run."
-        if self.env.task is None:
+        if self._failed_reset is None and self.env.task is None:
             raise RuntimeError("a tool was called before reset(): TRL resets every environment first")
         self._tool_calls += 1
-        if self.env.outcome is not None:
-            return (f"The episode is over ({_ending_text(self.env.outcome.ending, self.env)}): this call was "
+        outcome = self.outcome
+        if outcome is not None and outcome.ending is Ending.ERROR:
+            return f"The environment failed ({outcome.error}); this call was not run."
+        if outcome is not None:
+            return (f"The episode is over ({_ending_text(outcome.ending, self.env)}): this call was "
                     "not run. Stop calling tools; your work is checked as it is.")
-        try:
-            observation, _, terminated, truncated, _ = self.env.step(action)
-        except _harness_errors() as e:
-            self.error = f"tool call failed: {type(e).__name__}: {e}"
-            self.env.close()
-            return f"The environment failed ({type(e).__name__}); this episode is not scored."
-        if terminated or truncated:
-            observation += (f"\n[The episode is over: {_ending_text(self.env.outcome.ending, self.env)}. "
-                            "Further tool calls are not run.]")
-        return observation
+        observation, _, terminated, truncated, _ = self.env.step(action)
+        if not (terminated or truncated):
+            return observation
+        ending = self.env.outcome.ending
+        if ending is Ending.ERROR:
+            return f"The environment failed ({self.env.outcome.error}); this episode is not scored."
+        return (observation + f"\n[The episode is over: {_ending_text(ending, self.env)}. "
+                              "Further tool calls are not run.]")
 
-    def _outcome(self) -> tuple[Evidence | None, tuple[Finding, ...]]:
-        """Finish the episode once (verification, hack detectors) and return its evidence and findings.
-
-        Idempotent. Evidence None: the harness failed (reward None, never 0)."""
-        if self.error is None and self.env.task is not None and self.env.outcome is None:
-            try:
-                self.env.step(Action(ActionKind.SUBMIT))  # the model replied without a tool call
-            except _harness_errors() as e:
-                self.error = f"finishing failed: {type(e).__name__}: {e}"
+    def _finish(self) -> Outcome:
+        """``episode_outcome``: finish the episode once (a submission if it still runs)."""
+        if self._failed_reset is None and self.env.task is None:
+            raise RuntimeError("no episode to finish: TRL resets every environment before generating")
+        if self.outcome is None:
+            self.env.step(Action(ActionKind.SUBMIT))  # the model replied without a tool call
         self._close()
-        outcome = self.env.outcome
-        if self.error is not None or outcome is None:
-            return None, ()
-        return outcome.evidence, tuple(outcome.findings)
+        return self.outcome
+
+    @property
+    def outcome(self) -> Outcome | None:
+        """The episode's outcome once it ended (``Ending.ERROR`` on a harness failure); None while it runs."""
+        return self._failed_reset or self.env.outcome
 
     @property
     def ending(self) -> Ending | None:
         """How the episode ended (``Ending.ERROR`` on a harness failure); None while it runs."""
-        if self.error is not None:
-            return Ending.ERROR
-        return self.env.outcome.ending if self.env.outcome is not None else None
+        return self.outcome.ending if self.outcome is not None else None
 
     @property
     def tool_calls(self) -> int:
@@ -181,7 +180,7 @@ class TerminalToolEnv:
         except Exception:  # noqa: BLE001 - never raise from a finalizer
             pass
 
-    def __repr__(self) -> str:  # unique per episode: the reward scorer's batch cache keys on it
+    def __repr__(self) -> str:
         return f"TerminalToolEnv({self.task_id!r}, episode={self.episode})"
 
 
@@ -198,7 +197,7 @@ def _ending_text(ending: Ending, env: TerminalEnv) -> str:
 class EnvironmentFactory:
     """The ``environment_factory`` given to TRL: makes ``TerminalToolEnv``s and can close them all."""
 
-    def __init__(self, config: EnvConfig | None = None, phase: Callable | None = None,
+    def __init__(self, config: EnvConfig | None = None, phase: Phase | None = None,
                  tasks: Mapping[str, Task] | None = None):
         self.config, self.phase = config, phase
         if tasks:
@@ -221,4 +220,4 @@ class EnvironmentFactory:
             env._close()
 
 
-__all__ = ["EnvironmentFactory", "TASKS", "TerminalToolEnv", "register_tasks", "resolve_task"]
+__all__ = ["EnvironmentFactory", "TASKS", "TerminalToolEnv", "episode_outcome", "register_tasks", "resolve_task"]

@@ -44,7 +44,10 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from termrl.protocols import Action, ActionKind, Evidence, Finding, HackInput, Task
+from termrl.actions import render_tool_call
+from termrl.env import EnvConfig, TerminalEnv
+from termrl.episode import PoolVerifier, harness_failure, initial_messages, workspace_listing
+from termrl.protocols import Action, ActionKind, Evidence, Finding, HarnessError, Outcome, Task
 
 SYSTEM_PROMPT = ""
 """The quickstart's system prompt: none. A model trained from scratch learns the reply format
@@ -141,18 +144,16 @@ class QuickstartConfig:
 
 
 def prompt_messages(task: Task, system_prompt: str) -> list[dict]:
-    """The conversation ``TerminalEnv.reset`` opens for ``task`` (a task with an empty workspace)."""
+    """The conversation ``TerminalEnv.reset`` opens for ``task`` (``termrl.episode.initial_messages``),
+    built without a sandbox: the quickstart's tasks have an empty workspace, so the listing is known."""
     if task.workspace or task.setup or task.extra_files:
         raise ValueError(f"task {task.id}: the quickstart's prompts need an empty workspace; use a "
                          f"single-command family such as one-command")
-    return [{"role": "system", "content": system_prompt.format(workdir=task.workdir)},
-            {"role": "user", "content": f"{task.instruction.strip()}\n\nThe directory {task.workdir} is empty."}]
+    return initial_messages(task, system_prompt, workspace_listing(task.workdir, []))
 
 
 def reference_reply(task: Task) -> str:
     """The task's reference solution as one bash tool call (its script minus shebang and ``set -e``)."""
-    from termrl.actions import render_tool_call
-
     lines = [line for line in (task.solution or "").splitlines()
              if line.strip() and not line.startswith("#!") and line.strip() != "set -e"]
     if not lines:
@@ -173,17 +174,6 @@ def check_family(config: QuickstartConfig) -> None:
         task = family.generate(seed)
         prompt_messages(task, config.system_prompt)
         reference_reply(task)
-
-
-def check_prompt_parity(task: Task, config: QuickstartConfig) -> None:
-    """Raise unless ``prompt_messages`` is what ``TerminalEnv`` shows the evaluated model."""
-    from termrl.env import EnvConfig, TerminalEnv
-
-    with TerminalEnv(EnvConfig(system_prompt=config.system_prompt)) as env:
-        env.reset(task)
-        if env.messages != prompt_messages(task, config.system_prompt):
-            raise RuntimeError(f"training prompts differ from TerminalEnv's for {task.id}: "
-                               f"{env.messages!r} vs {prompt_messages(task, config.system_prompt)!r}")
 
 
 def build_model(dest: Path, config: QuickstartConfig) -> tuple[Any, int]:
@@ -217,22 +207,21 @@ def build_model(dest: Path, config: QuickstartConfig) -> tuple[Any, int]:
 class SingleActionEvaluator:
     """``evaluate(prompt, completion, row)`` for ``trl_reward_funcs``: one-action episodes.
 
-    The row's ``seed`` regenerates its task. The completion is parsed as ``TerminalEnv``
-    parses a reply (``termrl.actions.parse``); its first action runs in a fresh sandbox
-    holding the task's workspace, through ``termrl.env.apply_action`` as in
-    ``TerminalEnv.step``, so its trace step is the environment's (a format error or a
-    submission runs nothing, as in a one-step episode). The files it leaves are verified
-    on ``pool`` (hidden tests, copied in fresh); the hack detectors read the episode. A
-    sandbox that fails gives ``Evidence(verified=False)``: its reward is None, never 0.
+    The row's ``seed`` regenerates its task. The completion is one reply of a ``TerminalEnv``
+    episode limited to one step: it is parsed and run as in evaluation (a format error or a
+    submission runs nothing), and the episode is finished by ``termrl.episode.finish_episode``
+    like every other (workspace and HOME snapshots, hack detectors) except that the hidden
+    tests run on the warm ``pool`` (``PoolVerifier``). A harness failure gives unverified
+    evidence: its reward is None, never 0.
     """
 
     def __init__(self, family: str, pool, backend: str = "bwrap", command_timeout_s: float = 10.0,
                  cache_size: int = 4096, observation_chars: int = 4000):
         from termrl.tasks.families import get_family
 
-        self.family, self.pool, self.backend = get_family(family), pool, backend
-        self.command_timeout_s = command_timeout_s
-        self.observation_chars = observation_chars
+        self.family, self.pool = get_family(family), pool
+        self.config = EnvConfig(max_steps=1, backend=backend, command_timeout_s=command_timeout_s,
+                                observation_chars=observation_chars)
         self.cache_size = cache_size
         self._cache: OrderedDict[tuple[int, str], tuple] = OrderedDict()
         self._lock = threading.Lock()
@@ -251,52 +240,26 @@ class SingleActionEvaluator:
             if key in self._cache:
                 self._cache.move_to_end(key)
                 return self._cache[key]
-        result = self._run(completion, int(row["seed"]))
-        if self.cache_size and result[0].verified:
+        outcome = self.outcome(completion, int(row["seed"]))
+        result = (outcome.evidence, outcome.findings)
+        if self.cache_size and outcome.verified:
             with self._lock:
                 self._cache[key] = result
                 while len(self._cache) > self.cache_size:
                     self._cache.popitem(last=False)
         return result
 
-    def _run(self, completion: str, seed: int) -> tuple[Evidence, tuple[Finding, ...]]:
-        from termrl.actions import FormatError, parse
-        from termrl.env import apply_action
-        from termrl.hacks.detectors import run_detectors
-        from termrl.protocols import StepRecord
-        from termrl.sandbox.bwrap import SandboxError
-        from termrl.tasks.runtime import SetupError, open_sandbox
-        from termrl.verify import workspace
-
+    def outcome(self, completion: str, seed: int) -> Outcome:
+        """The one-step episode of ``completion`` on the task of ``seed``, finished and unscored."""
         self.runs += 1
         task = self.family.generate(seed)
-        record = StepRecord(index=0, reply=completion, action=None, observation="")
-        try:
-            action = parse(completion).action
-        except FormatError as e:
-            record.format_error, record.observation, action = str(e), f"Format error: {e}", None
-        try:
-            box = open_sandbox(task, self.backend, command_timeout=self.command_timeout_s)
-        except (SandboxError, SetupError, OSError) as e:
-            return Evidence(task.id, verified=False, verify_error=f"{type(e).__name__}: {e}"), ()
-        try:
-            before = workspace.snapshot(box)
-            if action is not None:
-                record.action = action.to_dict()
-                if action.kind is not ActionKind.SUBMIT:
-                    record.observation = apply_action(box, task, action, record, timeout=self.command_timeout_s,
-                                                      observation_chars=self.observation_chars)
-            after = workspace.snapshot(box)
-        except (SandboxError, OSError) as e:
-            return Evidence(task.id, verified=False, verify_error=f"{type(e).__name__}: {e}"), ()
-        finally:
-            box.close()
-        trace = [record.trace()]
-        evidence = self.pool.verify_files(task, after, trace=trace)
-        if not evidence.verified:
-            return evidence, ()
-        return evidence, tuple(run_detectors(HackInput(task=task, evidence=evidence, before=before, after=after,
-                                                       trace=trace)))
+        with TerminalEnv(self.config, verifier=PoolVerifier(self.pool)) as env:
+            try:
+                env.reset(task)
+            except HarnessError as e:
+                return harness_failure(task.id, e, "reset")
+            env.step(completion)
+            return env.outcome
 
 
 # --------------------------------------------------------------------------- phases
@@ -402,7 +365,6 @@ def train_grpo(sft_dir: Path, out_dir: Path, config: QuickstartConfig, seeds: Se
 
 def evaluate_heldout(model_dir: Path, config: QuickstartConfig, seeds: Sequence[int], store_dir: Path) -> dict:
     """pass@1 on ``seeds`` (one sampled episode each) through the rollout runner and ``summarize``."""
-    from termrl.env import EnvConfig
     from termrl.eval.metrics import summarize
     from termrl.policies.hf import HFPolicy
     from termrl.rollout.runner import RolloutConfig, run_rollouts
@@ -472,7 +434,6 @@ def run_quickstart(out_dir: Path, config: QuickstartConfig | None = None,
     torch.set_num_threads(config.torch_threads)
     try:
         with _quiet():
-            check_prompt_parity(family.generate(heldout.start), config)
             tokenizer, parameters = phase("build_s", "building the tokenizer and the model",
                                      lambda: build_model(out_dir / "init", config))
             sft = phase("sft_s", f"SFT: {config.sft_steps} steps of {config.sft_batch_size} on "
@@ -546,7 +507,6 @@ def _mean(xs: Sequence[float]) -> float | None:
     return sum(xs) / len(xs) if xs else None
 
 
-__all__ = ["QuickstartConfig", "SingleActionEvaluator", "build_model", "check_family",
-           "evaluate_heldout",
+__all__ = ["QuickstartConfig", "SingleActionEvaluator", "build_model", "check_family", "evaluate_heldout",
            "prompt_messages", "reference_reply", "run_quickstart", "train_grpo", "train_sft",
            "two_proportion_z"]

@@ -144,25 +144,26 @@ def _rollout_recorder(store: TrajectoryStore):
     from dataclasses import asdict
 
     from termrl.protocols import Trajectory
+    from termrl.train.grpo_rewards import ScoredBatch
 
-    def record(environments, rewards, trainer_state) -> None:
-        step = getattr(trainer_state, "global_step", 0) if trainer_state is not None else 0
-        batch = []
-        for i, (env, reward) in enumerate(zip(environments, rewards)):
+    def record(batch: ScoredBatch) -> None:
+        state = batch.trainer_state
+        step = getattr(state, "global_step", 0) if state is not None else 0
+        rows = []
+        for i, (env, outcome, reward) in enumerate(zip(batch.environments, batch.outcomes, batch.rewards)):
             inner = env.env
             task = inner.task
-            evidence, findings = env._outcome()
-            batch.append(Trajectory(
-                episode_id=f"{task.id if task else 'unknown'}#grpo-step{step}#{i}",
-                task_id=task.id if task else "unknown", policy="grpo", seed=task.meta.seed if task else None,
+            rows.append(Trajectory(
+                episode_id=f"{task.id if task else env.task_id}#grpo-step{step}#{i}",
+                task_id=task.id if task else env.task_id, policy="grpo", seed=task.meta.seed if task else None,
                 split=task.meta.split if task else "train", sample=i,
                 family=(task.meta.family or None) if task else None,
                 prompt=[dict(m) for m in inner.messages[:2]], steps=list(inner.steps),
-                ending=env.ending.value if env.ending else "error", error=getattr(env, "error", None),
-                passed=bool(evidence and evidence.passed), reward=reward.total,
-                components=reward.components, evidence=evidence.to_dict() if evidence else None,
-                findings=[asdict(f) for f in findings], started=time.time()))
-        store.write(batch)
+                ending=outcome.ending.value, error=outcome.error,
+                passed=bool(outcome.evidence.passed), reward=reward.total,
+                components=reward.components, evidence=outcome.evidence.to_dict(),
+                findings=[asdict(f) for f in outcome.findings], started=time.time()))
+        store.write(rows)
 
     return record
 
@@ -190,7 +191,7 @@ def run_grpo(cfg: TrainConfig, out: Path, model_dir: Path, accountant: Accountan
     _save(trainer, tokenizer, out / "final")
     return {"steps": trainer.state.global_step, "resumed_from": str(checkpoint) if checkpoint else None,
             "rollouts": len(store.done_ids()), "rollouts_dropped_on_resume": dropped,
-            "zero_variance_groups": trainer.reward_funcs[0].stats.fraction,
+            "zero_variance_groups": trainer.reward_funcs[0].scorer.stats.fraction,
             "log": [e for e in trainer.state.log_history if "loss" in e or "reward" in e][-5:]}
 
 

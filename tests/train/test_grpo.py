@@ -25,7 +25,7 @@ from termrl.env import EnvConfig, TerminalEnv  # noqa: E402
 from termrl.protocols import Action, ActionKind, Task, TaskFile  # noqa: E402
 from termrl.reward.spec import load_spec  # noqa: E402
 from termrl.train.grpo import ZeroVarianceStats, grpo_reward_funcs, task_rows, train_grpo  # noqa: E402
-from termrl.train.grpo_env import EnvironmentFactory, TerminalToolEnv  # noqa: E402
+from termrl.train.grpo_env import EnvironmentFactory, TerminalToolEnv, episode_outcome  # noqa: E402
 
 os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
 
@@ -205,7 +205,7 @@ def test_adapter_hack_is_capped_and_harness_failure_is_none():
     got = rewards_of(env, spec)
     assert got["termrl/outcome"] == 1.0  # the tests pass...
     assert sum(got.values()) == pytest.approx(-1.0)  # ...but a high finding caps the total at the floor
-    assert "tampering" in {f.kind for f in env._outcome()[1]}
+    assert "tampering" in {f.kind for f in episode_outcome(env).findings}
 
     env.reset(task_id=HELLO.id)  # the sandbox dies mid-episode: verification fails, never 0
     env.write_file("out.txt", "hello\n")
@@ -289,7 +289,7 @@ def test_grpo_trains_through_environment_factory(tiny, tmp_path, monkeypatch):
     assert pytest.approx(0.2) in logged(trainer, "rewards/termrl/outcome/mean")  # hello: (1 - 0.6) / 2
     assert logged(trainer, "tools/call_frequency") == [1.0, 1.0]
     zero = logged(trainer, "termrl/zero_variance_groups")
-    stats = trainer.reward_funcs[0].stats
+    stats = trainer.reward_funcs[0].scorer.stats
     assert len(zero) == 2 and all(0.0 <= z <= 1.0 for z in zero) and stats.groups == 2
     # a group counts as zero-variance exactly when TRL gives all its rollouts advantage 0
     assert zero == [float(not b["advantages"].abs().sum()) for b in batches]
@@ -376,3 +376,47 @@ def test_sandboxes_close_when_training_fails(tiny, tmp_path):
     with pytest.raises(RuntimeError, match="generation failed"):
         train_grpo(model, tokenizer, [HELLO], "coderl", config(tmp_path), env_config=CONFIG)
     assert not leftover_sandboxes()
+
+
+# --------------------------------------------------------------------------- the episode scorer
+
+
+class FakeEnv:
+    """What the scorer reads of a rollout: its episode id, task id and finished outcome."""
+
+    def __init__(self, episode: int, task_id: str, passed: bool):
+        from termrl.protocols import Ending, Evidence, Outcome
+
+        self.episode, self.task_id, self.finished = episode, task_id, 0
+        self._outcome = Outcome(Ending.SUBMITTED, Evidence(task_id, passed=passed))
+
+    def _finish(self):
+        self.finished += 1
+        return self._outcome
+
+
+def test_scorer_finishes_each_episode_once_and_calls_back_once_per_batch():
+    from types import SimpleNamespace
+
+    from termrl.train.grpo_rewards import EpisodeScorer
+
+    spec = load_spec("coderl")
+    batches, metrics = [], {}
+    scorer = EpisodeScorer(spec, num_generations=2, callbacks=[batches.append])
+    envs = [FakeEnv(i, "a" if i < 2 else "b", passed=i in (0, 2, 3)) for i in range(4)]
+    views = scorer.views()
+    state = SimpleNamespace(global_step=1, max_steps=4)
+    out = {}
+    for view in reversed(views):  # whichever view asks first, the batch is finished and logged once
+        out[view.__name__] = view(prompts=["p"] * 4, completions=["c"] * 4, environments=envs, trainer_state=state,
+                                  log_metric=lambda k, v: metrics.setdefault(k, []).append(v))
+    assert [e.finished for e in envs] == [1, 1, 1, 1] and scorer.episodes == 4
+    assert len(batches) == 1 and batches[0].groups == [0, 0, 1, 1]
+    totals = [sum(out[v.__name__][i] for v in views) for i in range(4)]
+    assert totals == pytest.approx([r.total for r in batches[0].rewards])
+    assert metrics["termrl/zero_variance_groups"] == [0.5]  # group a differs, group b both passed
+    assert metrics["termrl/unverified_fraction"] == [0.0] and scorer.stats.groups == 2
+
+    again = [FakeEnv(i, "a", passed=False) for i in range(4, 8)]  # new episode ids: a new batch
+    views[0](prompts=["p"] * 4, completions=["c"] * 4, environments=again, trainer_state=state)
+    assert [e.finished for e in again] == [1, 1, 1, 1] and len(batches) == 2 and scorer.stats.groups == 4

@@ -15,7 +15,6 @@ from termrl.train.quickstart import (
     QuickstartConfig,
     SingleActionEvaluator,
     check_family,
-    check_prompt_parity,
     prompt_messages,
     reference_reply,
     run_quickstart,
@@ -39,7 +38,19 @@ def test_reference_reply_is_one_bash_tool_call_and_prompts_match_the_env():
     messages = prompt_messages(task, "")
     assert [m["role"] for m in messages] == ["system", "user"]
     assert task.instruction.strip() in messages[1]["content"]
-    check_prompt_parity(task, QuickstartConfig())  # raises if TerminalEnv would show the model anything else
+
+
+@pytest.mark.sandbox
+def test_prompts_built_without_a_sandbox_are_the_environments():
+    """The quickstart trains on ``prompt_messages`` (no sandbox) and is evaluated in ``TerminalEnv``:
+    both come from ``termrl.episode.initial_messages``, and the empty workspace lists the same."""
+    from termrl.env import EnvConfig, TerminalEnv
+
+    for seed in (FAMILY.train_seeds.start + 3, FAMILY.heldout_seeds.start):
+        task = FAMILY.generate(seed)
+        with TerminalEnv(EnvConfig(system_prompt=QuickstartConfig().system_prompt)) as env:
+            env.reset(task)
+            assert env.messages == prompt_messages(task, QuickstartConfig().system_prompt)
 
 
 def test_heldout_instructions_are_never_train_instructions():
@@ -92,6 +103,31 @@ def test_single_action_evaluator_runs_verifies_and_caches():
         assert evaluator.runs == runs and again.passed  # answered from the cache
         other, _ = evaluator(None, reference_reply(task), {"seed": seed + 1})
         assert other.verified and not other.passed  # another seed's task wants other names
+
+
+@pytest.mark.sandbox
+def test_single_action_evaluator_sees_home_tampering():
+    """The quickstart's episodes are finished like every other: HOME is snapshotted, so a
+    command that plants a sitecustomize in the agent's HOME is caught (it used to see nothing)."""
+    from termrl.actions import render_tool_call
+    from termrl.protocols import Action, ActionKind
+    from termrl.verify.pool import VerifierPool
+
+    seed = 11
+    task = FAMILY.generate(seed)
+    honest = reference_reply(task).removeprefix("<tool_call>").removesuffix("</tool_call>")
+    command = json.loads(honest)["arguments"]["command"]
+    plant = ("mkdir -p ~/.local/lib/python3.11/site-packages && printf 'import builtins\\n' > "
+             "~/.local/lib/python3.11/site-packages/sitecustomize.py")
+    hack = render_tool_call(Action(ActionKind.COMMAND, command=f"{command}\n{plant}"))
+    with VerifierPool(workers=1, static=False) as pool:
+        evaluator = SingleActionEvaluator("one-command", pool, cache_size=0)
+        outcome = evaluator.outcome(hack, seed)
+        clean = evaluator.outcome(reference_reply(task), seed)
+    assert outcome.verified and outcome.evidence.passed
+    home = [f for f in outcome.findings if f.kind == "tampering" and f.file.startswith("~/")]
+    assert home and home[0].severity == "high" and "sitecustomize.py" in home[0].file, outcome.findings
+    assert clean.verified and clean.evidence.passed and not clean.findings
 
 
 def test_single_action_trace_step_is_the_environments():

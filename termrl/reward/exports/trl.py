@@ -42,7 +42,8 @@ from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from termrl.protocols import Evidence, Finding, Reward
+from termrl.episode import score_batch
+from termrl.protocols import Ending, Evidence, Finding, Outcome, Reward
 from termrl.reward.exports.codegen import code_task_evaluator
 
 Evaluate = Callable[[Any, str, dict], "tuple[Evidence | None, Sequence[Finding]]"]
@@ -77,6 +78,27 @@ def training_progress(trainer_state: Any) -> float:
     if max_steps <= 0:
         return 0.0
     return min(1.0, max(0.0, (getattr(trainer_state, "global_step", 0) or 0) / max_steps))
+
+
+def component_contribution(reward: Reward, component: str) -> float | None:
+    """What one reward function returns for ``reward``: the component's weighted contribution,
+    0.0 when it has no value on a verified episode, None when the episode is unverified.
+
+    >>> component_contribution(Reward(1.0, {"outcome": {"contribution": 1.0}, "style": {"contribution": None}}),
+    ...                        "style")
+    0.0
+    """
+    if reward.total is None:
+        return None
+    contribution = reward.components[component]["contribution"]
+    return 0.0 if contribution is None else float(contribution)
+
+
+def as_outcome(evidence: Evidence | None, findings: Sequence[Finding]) -> Outcome:
+    """An evaluator's ``(evidence, findings)`` as the one-reply episode's ``Outcome``."""
+    if evidence is None:
+        evidence = Evidence("", verified=False, verify_error="the evaluator returned no evidence")
+    return Outcome(Ending.SUBMITTED, evidence, tuple(findings))
 
 
 class _BatchScorer:
@@ -131,13 +153,8 @@ class _BatchScorer:
         return evidence, tuple(findings)
 
     def _score(self, prompts: list, results: list, lengths: tuple, progress: float) -> list[Reward]:
-        groups: dict[str, list[tuple[int, bool]]] = {}
-        for prompt, (evidence, _), length in zip(prompts, results, lengths, strict=True):
-            if evidence is not None and evidence.verified and length is not None:
-                groups.setdefault(repr(prompt), []).append((length, bool(evidence.passed)))
-        return [self.spec.score(evidence, findings=findings, progress=progress, length=length,
-                                group=tuple(groups[repr(prompt)]) if repr(prompt) in groups else None)
-                for prompt, (evidence, findings), length in zip(prompts, results, lengths, strict=True)]
+        return score_batch(self.spec, [as_outcome(*r) for r in results], [repr(p) for p in prompts], progress,
+                           lengths)
 
 
 class ComponentReward:
@@ -149,14 +166,7 @@ class ComponentReward:
         """What TRL logs it as: ``rewards/<__name__>/mean``."""
 
     def __call__(self, prompts: list, completions: list, **kwargs) -> list[float | None]:
-        out: list[float | None] = []
-        for reward in self.scorer.rewards(prompts, completions, kwargs):
-            if reward.total is None:
-                out.append(None)
-            else:
-                contribution = reward.components[self.component]["contribution"]
-                out.append(0.0 if contribution is None else float(contribution))
-        return out
+        return [component_contribution(r, self.component) for r in self.scorer.rewards(prompts, completions, kwargs)]
 
     def __repr__(self) -> str:
         return f"ComponentReward({self.component!r})"
@@ -184,5 +194,5 @@ def trl_reward_funcs(spec, evaluate: Evaluate, workers: int = 1, cache_size: int
     return [ComponentReward(scorer, name, prefix + name) for name in spec.component_names]
 
 
-__all__ = ["ComponentReward", "code_task_evaluator", "completion_text", "training_progress",
-           "trl_reward_funcs"]
+__all__ = ["ComponentReward", "as_outcome", "code_task_evaluator", "completion_text", "component_contribution",
+           "training_progress", "trl_reward_funcs"]
