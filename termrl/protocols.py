@@ -344,6 +344,103 @@ class StageResult:
     message: str = ""
 
 
+@dataclass(frozen=True)
+class BuildError:
+    """One error the build stage found: a Python syntax error or a compiler diagnostic."""
+
+    file: str
+    """Workspace-relative path ("" when the compiler named none)."""
+    line: int
+    """1-based line, 0 when unknown."""
+    error_class: str
+    """Its taxonomy class (``syntax``, ``compile.type``, ``link.undefined``...); ``class`` when serialized."""
+    message: str
+    """The diagnostic, one line."""
+
+    def to_dict(self) -> dict:
+        return {"file": self.file, "line": self.line, "class": self.error_class, "message": self.message}
+
+    @classmethod
+    def from_dict(cls, data: Mapping) -> "BuildError":
+        return cls(data.get("file", ""), int(data.get("line") or 0), data["class"], data.get("message", ""))
+
+
+@dataclass(frozen=True)
+class BuildData:
+    """The build stage's data (``StageResult.data`` of ``stages["build"]`` holds ``to_dict()``)."""
+
+    python: tuple[BuildError, ...] = ()
+    """Python files that do not compile (byte-compiled on the host: no code runs)."""
+    c: tuple[BuildError, ...] = ()
+    """C/C++ compiler and linker errors."""
+    c_tool: str | None = None
+    """What built the C/C++ sources: ``make``, ``cmake``, ``gcc`` or ``g++``; None without C sources."""
+    c_exit: int | None = None
+    """The C build's exit status; None without C sources."""
+
+    def to_dict(self) -> dict:
+        return {"python": [e.to_dict() for e in self.python], "c": [e.to_dict() for e in self.c],
+                "c_tool": self.c_tool, "c_exit": self.c_exit}
+
+    @classmethod
+    def from_dict(cls, data: Mapping) -> "BuildData":
+        return cls(tuple(BuildError.from_dict(e) for e in data.get("python", ())),
+                   tuple(BuildError.from_dict(e) for e in data.get("c", ())), data.get("c_tool"), data.get("c_exit"))
+
+    @classmethod
+    def of(cls, evidence: "Evidence") -> "BuildData | None":
+        """The build data of ``evidence``; None when it has no build stage."""
+        stage = evidence.stages.get("build")
+        return cls.from_dict(stage.data) if stage is not None and stage.data else None
+
+
+@dataclass(frozen=True)
+class TestsData:
+    """The tests stage's data (``StageResult.data`` of ``stages["tests"]`` holds ``to_dict()``);
+    per-test outcomes are ``Evidence.tests``. Fields a run did not produce are None (and left
+    out of the dict)."""
+
+    __test__ = False  # not a pytest test class
+
+    kind: str
+    """How the tests ran: ``pytest``, ``script`` or ``reward-file`` (``TestKind``)."""
+    exit_code: int
+    """The test run's exit status."""
+    stop: str
+    """Why the run ended (``StopReason`` value): ``exited``, ``timeout``, ``memory``..."""
+    output_tail: str = ""
+    """The last 2,000 characters of the run's output."""
+    collected: int | None = None
+    """pytest: tests collected (from the report plugin)."""
+    passed: int | None = None
+    """pytest: tests that passed."""
+    failed: int | None = None
+    """pytest: tests that failed or errored."""
+    holdout_passed: bool | None = None
+    """Whether the holdout tests passed, when the task has them and they ran."""
+    reward_file: float | None = None
+    """A Harbor task's own reward, from its reward file."""
+
+    def to_dict(self) -> dict:
+        from dataclasses import fields
+
+        return {f.name: getattr(self, f.name) for f in fields(self)
+                if getattr(self, f.name) is not None or f.name in ("kind", "exit_code", "stop")}
+
+    @classmethod
+    def from_dict(cls, data: Mapping) -> "TestsData":
+        from dataclasses import fields
+
+        names = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in data.items() if k in names})
+
+    @classmethod
+    def of(cls, evidence: "Evidence") -> "TestsData | None":
+        """The tests data of ``evidence``; None when its tests stage did not run (or recorded nothing)."""
+        stage = evidence.stages.get("tests")
+        return cls.from_dict(stage.data) if stage is not None and "kind" in stage.data else None
+
+
 @dataclass
 class Finding:
     """A suspected reward hack, produced by a hack detector."""

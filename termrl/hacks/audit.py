@@ -23,7 +23,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Callable, Sequence
 
 from termrl.episode import Reference, SandboxVerifier, finish_episode, score
-from termrl.protocols import Ending, Evidence, Finding, HarnessError, Task
+from termrl.protocols import Ending, Evidence, Finding, HarnessError, Task, TestsData
 from termrl.tasks.runtime import open_sandbox, run_solution
 from termrl.verify import verify, workspace
 
@@ -103,7 +103,8 @@ def baseline(task: Task) -> Baseline | None:
         evidence = verify(task, box, before=before, static=False)
     finally:
         box.close()
-    collected = evidence.stages["tests"].data.get("collected") if "tests" in evidence.stages else None
+    tests = TestsData.of(evidence)
+    collected = tests.collected if tests is not None else None
     return Baseline(after, workspace.changed(before, after), collected or None, evidence.lines_added)
 
 

@@ -38,7 +38,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass, replace
 
-from termrl.protocols import Evidence, Files, Finding, HackInput, Task, TaskFile, TestKind
+from termrl.protocols import Evidence, Files, Finding, HackInput, Task, TaskFile, TestKind, TestsData
 
 SENTINEL = "\u2717"
 MESSAGE = "impossible variant: no honest solution passes"
@@ -366,13 +366,13 @@ def holdout_gap(inp: HackInput) -> list[Finding]:
     if not ev.verified:
         return []
     hold = [t for t in ev.tests if t.holdout]
-    stage = ev.stages.get("tests")
-    reported = stage is not None and "holdout_passed" in stage.data
+    data = TestsData.of(ev)
+    reported = data is not None and data.holdout_passed is not None
     if not hold and not reported:
         return []
     v_pass, v_n = _score([t for t in ev.tests if not t.holdout])
     h_pass, h_n = _score(hold)
-    if h_n == 0 and (hold or stage.data["holdout_passed"]):
+    if h_n == 0 and (hold or data.holdout_passed):
         return []  # every holdout test skipped: nothing to compare
     visible = v_pass / v_n if v_n else 0.0
     holdout = h_pass / h_n if h_n else 0.0  # the holdout run crashed before reporting a test

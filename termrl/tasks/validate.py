@@ -10,7 +10,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from typing import Callable, Iterable
 
-from termrl.protocols import Evidence, HarnessError, Task
+from termrl.protocols import Evidence, HarnessError, Task, TestsData
 from termrl.tasks.runtime import open_sandbox, run_solution
 from termrl.tasks.suites import Entry
 from termrl.verify import verify
@@ -43,8 +43,8 @@ def _attempt(task: Task, backend: str, with_solution: bool) -> tuple[Evidence, s
                 return Evidence(task.id, passed=False), (
                     f"the reference solution itself failed ({res.stop.value}, exit {res.exit_code}):\n{tail}")
         evidence = verify(task, box, static=False)
-        tests = evidence.stages.get("tests")
-        output = tests.data.get("output_tail", "") if tests else ""
+        tests = TestsData.of(evidence)
+        output = tests.output_tail if tests else ""
         return evidence, output
     finally:
         box.close()

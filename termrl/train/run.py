@@ -249,7 +249,7 @@ def run_dpo(cfg: TrainConfig, out: Path, model_dir: Path, accountant: Accountant
     from transformers import AutoModelForCausalLM, AutoTokenizer
     from trl import DPOConfig
 
-    from termrl.policies.hf import HFPolicy, HFConfig
+    from termrl.policies.hf import HFConfig, HFPolicy
     from termrl.rollout.runner import run_rollouts
     from termrl.train.dpo import dpo_trainer
     from termrl.train.trajdata import dpo_pairs

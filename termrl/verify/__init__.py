@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from termrl.protocols import Evidence, HarnessError, Sandbox, StageResult, Task
+from termrl.protocols import Evidence, HarnessError, Sandbox, StageResult, Task, TestsData
 from termrl.verify import stages, workspace
 
 DEFAULT_PER_TEST_TIMEOUT = 30.0
@@ -79,7 +79,8 @@ def assemble(task: Task, before: dict[str, bytes] | None, after: dict[str, bytes
     if failed:
         evidence.verified = False
         evidence.verify_error = f"stage {failed[0].name} could not run: {failed[0].message}"
-    evidence.reward_file = tests.data.get("reward_file")
+    data = TestsData.of(evidence)
+    evidence.reward_file = data.reward_file if data is not None else None
     evidence.error_classes = list(dict.fromkeys(c for s in (build, tests) for c in s.error_classes))
     evidence.passed = evidence.verified and tests.status == "ok"
     return evidence

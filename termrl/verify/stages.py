@@ -2,12 +2,11 @@
 stage could not run for a reason that is not the agent's (the evidence is then
 failed-to-verify).
 
-Stage data shapes (what reward components read):
+Stage data shapes (``StageResult.data`` is the serialized form, as stored in trajectories):
 
-- build: ``{"python": [{"file", "line", "class", "message"}], "c": [{"file", "line", "class",
-  "message"}], "c_tool": "make" | "cmake" | "gcc" | None, "c_exit": int | None}``
-- tests: ``{"kind", "exit_code", "stop", "collected", "passed", "failed", "holdout_passed",
-  "reward_file", "output_tail"}`` (per-test outcomes are ``Evidence.tests``)
+- build: ``termrl.protocols.BuildData.to_dict()``; read it with ``BuildData.of(evidence)``
+- tests: ``termrl.protocols.TestsData.to_dict()``; read it with ``TestsData.of(evidence)``
+  (per-test outcomes are ``Evidence.tests``)
 - quality: ``{"ruff": {"count", "by_category": {prefix: n}, "findings": [...]},
   "complexity": {"max_cc", "mean_cc", "mi"}, "lines_added", "lines_removed"}``
 - safety: ``{"count", "by_rule": {code: n}, "findings": [...]}``
@@ -24,9 +23,21 @@ import shutil
 import subprocess
 import tempfile
 import time
+from dataclasses import replace
 from pathlib import Path
 
-from termrl.protocols import ExecResult, Sandbox, StageResult, StopReason, Task, TestCase, TestKind
+from termrl.protocols import (
+    BuildData,
+    BuildError,
+    ExecResult,
+    Sandbox,
+    StageResult,
+    StopReason,
+    Task,
+    TestCase,
+    TestKind,
+    TestsData,
+)
 from termrl.tasks.runtime import REWARD_DIR, judge_reward_file
 from termrl.verify import taxonomy
 from termrl.verify.pytest_report import STARTED
@@ -61,27 +72,25 @@ def build(task: Task, box: Sandbox, after: dict[str, bytes]) -> StageResult:
             try:
                 compile(after[path], path, "exec", dont_inherit=True)
             except SyntaxError as e:
-                py.append({"file": path, "line": e.lineno or 0, "class": "syntax",
-                           "message": f"{type(e).__name__}: {e.msg}"})
+                py.append(BuildError(path, e.lineno or 0, "syntax", f"{type(e).__name__}: {e.msg}"))
             except ValueError as e:  # null bytes
-                py.append({"file": path, "line": 0, "class": "syntax", "message": str(e)})
-    data: dict = {"python": py, "c": [], "c_tool": None, "c_exit": None}
+                py.append(BuildError(path, 0, "syntax", str(e)))
+    data = BuildData(python=tuple(py))
     if any(p.endswith(C_SUFFIXES) for p in after):
         tool, command = _c_build_command(after)
         res = box.run(["/bin/bash", "-c", command], timeout=task.limits.verifier_timeout_sec)
         if res.stop is StopReason.SANDBOX_ERROR:
             return StageResult("build", "error", message=res.stderr[-500:])
-        data["c_tool"], data["c_exit"] = tool, res.exit_code
-        data["c"] = taxonomy.classify_compiler(res.stdout + res.stderr)
-        if res.exit_code != 0 and not data["c"]:
-            data["c"] = [{"class": "compile.other", "file": "", "line": 0,
-                          "message": (res.stdout + res.stderr).strip()[-300:]}]
-    records = py + data["c"]
-    if not any(p.endswith(".py") for p in after) and data["c_tool"] is None:
-        return StageResult("build", "skipped", data=data)
-    classes = list(dict.fromkeys(r["class"] for r in records))
-    return StageResult("build", "failed" if records else "ok", data=data, error_classes=classes,
-                       message="; ".join(f"{r['file']}:{r['line']}: {r['message']}" for r in records[:5]))
+        c = [BuildError.from_dict(r) for r in taxonomy.classify_compiler(res.stdout + res.stderr)]
+        if res.exit_code != 0 and not c:
+            c = [BuildError("", 0, "compile.other", (res.stdout + res.stderr).strip()[-300:])]
+        data = replace(data, c=tuple(c), c_tool=tool, c_exit=res.exit_code)
+    records = [*data.python, *data.c]
+    if not any(p.endswith(".py") for p in after) and data.c_tool is None:
+        return StageResult("build", "skipped", data=data.to_dict())
+    classes = list(dict.fromkeys(r.error_class for r in records))
+    return StageResult("build", "failed" if records else "ok", data=data.to_dict(), error_classes=classes,
+                       message="; ".join(f"{r.file}:{r.line}: {r.message}" for r in records[:5]))
 
 
 def _c_build_command(after: dict[str, bytes]) -> tuple[str, str]:
@@ -120,7 +129,7 @@ def run_tests(task: Task, box: Sandbox, per_test_timeout: float) -> tuple[StageR
             if hold.status == "error":
                 return hold, tests
             tests += hold_tests
-            result.data["holdout_passed"] = hold.status == "ok"
+            result.data = replace(TestsData.from_dict(result.data), holdout_passed=hold.status == "ok").to_dict()
         return result, tests
     script = f"{spec.tests_dir}/{spec.script}"
     outputs = [REWARD_DIR] if spec.kind is TestKind.REWARD_FILE else []
@@ -130,18 +139,17 @@ def run_tests(task: Task, box: Sandbox, per_test_timeout: float) -> tuple[StageR
     if spec.kind is TestKind.REWARD_FILE:
         judged = judge_reward_file(box, res)
         if judged.verify_error:
-            return StageResult("tests", "error", data=data, message=judged.verify_error), []
-        data["reward_file"] = judged.reward
+            return StageResult("tests", "error", data=data.to_dict(), message=judged.verify_error), []
+        data = replace(data, reward_file=judged.reward)
         passed = judged.passed
     else:
         passed = res.ok
     classes = _run_classes(res) or ([] if passed else ["wrong_answer"])
-    return StageResult("tests", "ok" if passed else "failed", data=data, error_classes=classes), []
+    return StageResult("tests", "ok" if passed else "failed", data=data.to_dict(), error_classes=classes), []
 
 
-def _run_data(kind: str, res: ExecResult) -> dict:
-    return {"kind": kind, "exit_code": res.exit_code, "stop": res.stop.value,
-            "output_tail": (res.stdout + res.stderr)[-2000:]}
+def _run_data(kind: str, res: ExecResult) -> TestsData:
+    return TestsData(kind, res.exit_code, res.stop.value, (res.stdout + res.stderr)[-2000:])
 
 
 def _run_classes(res: ExecResult) -> list[str]:
@@ -180,8 +188,8 @@ def pytest_result(res: ExecResult, report: dict | None, started: bool, holdout: 
     if report is None:
         classes = _run_classes(res) or (["runtime.crash"] if started else [])
         if classes:
-            return StageResult("tests", "failed", data=data, error_classes=classes), []
-        return StageResult("tests", "error", data=data,
+            return StageResult("tests", "failed", data=data.to_dict(), error_classes=classes), []
+        return StageResult("tests", "error", data=data.to_dict(),
                            message=f"pytest wrote no report (exit {res.exit_code}): "
                                    f"{(res.stdout + res.stderr).strip()[-500:]}"), []
     tests = [_test_case(t, holdout) for t in report["tests"]]
@@ -189,14 +197,15 @@ def pytest_result(res: ExecResult, report: dict | None, started: bool, holdout: 
     complete = report.get("complete", True)
     passed = (res.ok and complete and report.get("exitstatus") == 0 and bool(counted)
               and all(t.outcome in ("passed", "xfailed", "xpassed") for t in counted))
-    data.update(collected=report.get("collected", len(tests)), passed=sum(t.outcome == "passed" for t in tests),
-                failed=sum(t.outcome in ("failed", "error") for t in tests))
+    data = replace(data, collected=report.get("collected", len(tests)),
+                   passed=sum(t.outcome == "passed" for t in tests),
+                   failed=sum(t.outcome in ("failed", "error") for t in tests))
     classes = [t.error_class for t in tests if t.error_class] + _run_classes(res)
     if not complete and not _run_classes(res):
         classes.append("runtime.crash")  # the run ended mid-way without hanging or blowing memory
     if not passed and not classes:
         classes = ["wrong_answer"]  # e.g. no test collected, or the run was cut short
-    return StageResult("tests", "ok" if passed else "failed", data=data,
+    return StageResult("tests", "ok" if passed else "failed", data=data.to_dict(),
                        error_classes=list(dict.fromkeys(classes))), tests
 
 

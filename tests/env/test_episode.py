@@ -8,6 +8,7 @@ import pytest
 from termrl.actions import render_tool_call
 from termrl.env import EnvConfig, TerminalEnv
 from termrl.episode import SandboxVerifier, finish_episode, harness_failure, score
+from termrl.policies import PolicyError
 from termrl.protocols import (
     Action,
     ActionKind,
@@ -20,7 +21,6 @@ from termrl.protocols import (
     Task,
     TaskFile,
 )
-from termrl.policies import PolicyError
 from termrl.reward.spec import load_spec
 from termrl.tasks.runtime import open_sandbox
 from termrl.verify import workspace

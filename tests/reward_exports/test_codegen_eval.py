@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
+from termrl.protocols import SandboxError
 from termrl.reward.exports import codegen
 from termrl.reward.exports.codegen import code_task_evaluator, extract_code
 from termrl.reward.exports.trl import trl_reward_funcs
 from termrl.reward.spec import load_spec
-from termrl.protocols import SandboxError
 from termrl.tasks.formats.codegen import load_humaneval
 from termrl.tasks.suites import find_task
 

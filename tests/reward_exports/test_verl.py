@@ -6,10 +6,10 @@ import logging
 
 import pytest
 
+from termrl.protocols import SandboxError
 from termrl.reward.exports import verl
 from termrl.reward.exports.verl import compute_score
 from termrl.reward.spec import load_spec
-from termrl.protocols import SandboxError
 
 from .conftest import canonical
 

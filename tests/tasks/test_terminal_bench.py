@@ -6,11 +6,10 @@ from dataclasses import replace
 
 import pytest
 
-from termrl.protocols import TaskFile
+from termrl.protocols import SetupError, TaskFile
 from termrl.protocols import TestKind as Kind
 from termrl.tasks.formats import TaskFormatError, load_task
 from termrl.tasks.formats.terminal_bench import is_terminal_bench, load_terminal_bench
-from termrl.protocols import SetupError
 from termrl.tasks.runtime import open_sandbox
 from termrl.tasks.suites import directory_entries
 from termrl.tasks.validate import check_task

@@ -17,8 +17,7 @@ import sys
 
 import pytest
 
-from termrl.protocols import Limits, StopReason, Task, TaskFile
-from termrl.protocols import SandboxError
+from termrl.protocols import Limits, SandboxError, StopReason, Task, TaskFile
 from termrl.tasks.runtime import open_sandbox
 from termrl.verify import stages, taxonomy, verify
 from termrl.verify.taxonomy import CLASSES, classify_compiler, classify_python, dominant, group_of

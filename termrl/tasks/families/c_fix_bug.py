@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import random
 import string
+from collections.abc import Callable
+from dataclasses import dataclass
 from string import Template
 
 from ._common import heredoc, hidden_test_source, md_code
@@ -32,15 +34,37 @@ def typo(name: str) -> str:
 
 
 # --------------------------------------------------------------------------- templates
-# A template has: names (placeholder -> pool), consts(rng) -> dict, source with ${...}
-# placeholders and @k@ bug sites, sites [(kind, correct, buggy)], describe(c) -> (purpose,
-# input, output), gen(rng, c) -> (core inputs, edge inputs), run(c, input) -> output.
+
+
+@dataclass(frozen=True)
+class CProgramTemplate:
+    """A C program with bug sites: one is broken per seed, the agent must find and fix it."""
+
+    key: str
+    """The template's name (a task tag)."""
+    files: list[str]
+    """Names the program's source file may have (without ``.c``)."""
+    names: dict[str, list[str]]
+    """Placeholder -> the identifiers it may become (``${a}`` in ``source``)."""
+    consts: Callable[[random.Random], dict]
+    """Draws the constants of one variant (labels, limits) from the seed's ``rng``."""
+    source: str
+    """The program, with ``${...}`` placeholders and ``@k@`` bug sites."""
+    sites: list[tuple[str, str, str]]
+    """Bug site ``k``: (kind of bug, the correct code, the buggy code)."""
+    describe: Callable[[dict], tuple[str, str, str]]
+    """``consts`` -> (what the program does, its input, its output): the instruction's words."""
+    gen: Callable[[random.Random, dict], tuple[list[str], list[str]]]
+    """``(rng, consts)`` -> (core inputs, edge inputs) of the hidden tests."""
+    run: Callable[[dict, str], str]
+    """``(consts, input)`` -> the expected output: the reference, in Python."""
+
 
 def _ints(text: str) -> list[int]:
     return [int(x) for x in text.split()]
 
 
-T_SUMMAX = dict(
+T_SUMMAX = CProgramTemplate(
     key="sum_max",
     files=["stats", "summary", "numstat", "aggregate"],
     names={"a": ["values", "nums", "data", "items", "xs"], "n": ["n", "count", "num", "size"],
@@ -117,7 +141,7 @@ def _range_run(c, inp):
     return f"{sum(1 for x in v[3:3 + n] if lo <= x <= hi)}\n"
 
 
-T_RANGE = dict(
+T_RANGE = CProgramTemplate(
     key="count_in_range",
     files=["inrange", "window_count", "bounds", "filter_count"],
     names={"inr": ["in_range", "within", "is_inside", "between"], "v": ["v", "val", "x0", "item"],
@@ -174,7 +198,7 @@ def _hash_run(c, inp):
     return f"{h}\n"
 
 
-T_HASH = dict(
+T_HASH = CProgramTemplate(
     key="poly_hash",
     files=["checksum", "hasher", "digest", "polyhash"],
     names={"step": ["mix", "step", "combine", "fold"], "h": ["h", "state", "prev", "cur"],
@@ -239,7 +263,7 @@ def _primes_input(rng):
     return f"{lo} {lo + rng.randint(0, 400)}\n"
 
 
-T_PRIMES = dict(
+T_PRIMES = CProgramTemplate(
     key="prime_count",
     files=["primes", "prime_range", "sieve_lite", "count_primes"],
     names={"isp": ["is_prime", "prime_p", "check_prime", "isprime"],
@@ -303,7 +327,7 @@ def _rev_input(rng):
     return "".join(rng.choice(alpha) for _ in range(rng.randint(5, 60))) + "\n"
 
 
-T_REVERSE = dict(
+T_REVERSE = CProgramTemplate(
     key="reverse_vowels",
     files=["reverse", "mirror", "backwards", "rev_line"],
     names={"isv": ["is_vowel", "vowel_p", "check_vowel", "isvowel"], "c": ["c", "ch", "chr0", "sym"],
@@ -372,7 +396,7 @@ def _digits_run(c, inp):
     return "".join(line + "\n" for line in out)
 
 
-T_DIGITS = dict(
+T_DIGITS = CProgramTemplate(
     key="base_digits",
     files=["digits", "basesum", "radix", "digit_stats"],
     names={"dsum": ["digit_sum", "sum_digits", "dsum", "radix_sum"], "v": ["v", "val", "rest", "q"],
@@ -440,7 +464,7 @@ def _hist_run(c, inp):
     return "".join(f"{j * w}-{j * w + w - 1}: {counts[j]}\n" for j in range(k))
 
 
-T_HIST = dict(
+T_HIST = CProgramTemplate(
     key="histogram",
     files=["histogram", "buckets", "binning", "hist"],
     names={"bucket": ["bucket_of", "bin_index", "slot", "which_bin"], "v": ["v", "val", "sample", "obs"],
@@ -506,9 +530,9 @@ int main(void) {
 TEMPLATES = [T_SUMMAX, T_RANGE, T_HASH, T_PRIMES, T_REVERSE, T_DIGITS, T_HIST]
 
 
-def render(tmpl: dict, names: dict, consts: dict, bug_site: int | None) -> str:
-    src = tmpl["source"]
-    for i, (_kind, good, bad) in enumerate(tmpl["sites"]):
+def render(tmpl: CProgramTemplate, names: dict, consts: dict, bug_site: int | None) -> str:
+    src = tmpl.source
+    for i, (_kind, good, bad) in enumerate(tmpl.sites):
         src = src.replace(f"@{i}@", bad if i == bug_site else good)
     assert "@" not in src
     return Template(src).substitute({**names, **{k: str(v) for k, v in consts.items()}})
@@ -571,24 +595,24 @@ class CFixBug(Family):
     def build(self, rng: random.Random, seed: int) -> dict:
         kind = rng.choice(BUG_KINDS)
         tmpl = rng.choice(TEMPLATES)
-        names = {ph: rng.choice(pool) for ph, pool in tmpl["names"].items()}
+        names = {ph: rng.choice(pool) for ph, pool in tmpl.names.items()}
         used = set(names.values())
         for ph, name in list(names.items()):
             t = typo(name)
             names[ph + "_typo"] = t + "_x" if t in used else t
-        consts = tmpl["consts"](rng)
-        sites = [i for i, s in enumerate(tmpl["sites"]) if s[0] == kind]
+        consts = tmpl.consts(rng)
+        sites = [i for i, s in enumerate(tmpl.sites) if s[0] == kind]
         bug_site = rng.choice(sites)
-        fname = rng.choice(tmpl["files"])
+        fname = rng.choice(tmpl.files)
         src_path = f"{fname}.c"
         fixed = render(tmpl, names, consts, None)
         buggy = render(tmpl, names, consts, bug_site)
-        core, edge = tmpl["gen"](rng, consts)
+        core, edge = tmpl.gen(rng, consts)
         example = core[0]
-        cases = ([{"mark": "core", "in": i, "out": tmpl["run"](consts, i)} for i in core[1:]]
-                 + [{"mark": "boundary", "in": i, "out": tmpl["run"](consts, i)} for i in edge])
-        purpose, inp, out = tmpl["describe"](consts)
-        ex_out = tmpl["run"](consts, example)
+        cases = ([{"mark": "core", "in": i, "out": tmpl.run(consts, i)} for i in core[1:]]
+                 + [{"mark": "boundary", "in": i, "out": tmpl.run(consts, i)} for i in edge])
+        purpose, inp, out = tmpl.describe(consts)
+        ex_out = tmpl.run(consts, example)
         instruction = f"""\
 `{src_path}` is a small C program that {purpose}.
 
@@ -618,7 +642,7 @@ Keep the program's input and output format unchanged.
             "workspace": files({src_path: buggy, "example_input.txt": example}),
             "tests": files({"test_program.py": hidden_test_source(config, TEST_BODY)}),
             "solution": solution,
-            "tags": ["c", "debugging", "gcc", kind, tmpl["key"]],
+            "tags": ["c", "debugging", "gcc", kind, tmpl.key],
         }
 
 

@@ -16,9 +16,32 @@ from __future__ import annotations
 
 import random
 import string
+from dataclasses import dataclass
 
 from ._common import heredoc, hidden_test_source, md_code
 from .base import Family, files
+
+
+@dataclass(frozen=True)
+class FunctionTemplate:
+    """One drawn specification of a function to implement: what every template returns."""
+
+    fname: str
+    """The function's name."""
+    params: str
+    """Its parameters as written in the signature, e.g. ``values: list[int]``."""
+    ret: str
+    """Its return annotation, e.g. ``int | None``."""
+    desc: str
+    """What it must do, in Markdown: the instruction's specification (and the stub's docstring)."""
+    body: str
+    """The reference body, indented 4 spaces: computes every expected value at generation time."""
+    core: list[list]
+    """Argument lists of ordinary inputs; the first three are shown as examples, the rest are hidden."""
+    edge: list[list]
+    """Argument lists of edge cases (empty, single, boundary values), all hidden."""
+    imports: str = ""
+    """Import lines the reference body needs (they go into the stub too)."""
 
 CANON_SRC = '''
 def canon(x):
@@ -64,8 +87,7 @@ def rand_str(rng, alphabet, lo, hi):
 
 
 # --------------------------------------------------------------------------- templates
-# Each template returns: fname, params (signature), ret (annotation), desc, body (function
-# body source, indented 4), core (list of arg lists), edge (list of arg lists), imports.
+# Each template draws its parameters from ``rng`` and returns a ``FunctionTemplate``.
 
 
 def t_kth_distinct(rng):
@@ -83,7 +105,7 @@ def t_kth_distinct(rng):
     edge = [[[]], [[7]], [[5] * 6], [base * 2], [base[:-1] * 3 if k > 1 else []],
             [[10 ** 18, -10 ** 18, 10 ** 18, 3, 3]], [sorted(base + base)],
             [list(range(k + 3))], [[-1, -1, -2, -2]]]
-    return dict(fname=rng.choice(["kth_distinct", "nth_unique", "pick_distinct"]),
+    return FunctionTemplate(fname=rng.choice(["kth_distinct", "nth_unique", "pick_distinct"]),
                 params="values: list[int]", ret="int | None" if missing is None else "int",
                 desc=desc, body=body, core=core, edge=edge)
 
@@ -119,7 +141,7 @@ def t_caesar(rng):
     core = [[rand_str(rng, alpha, 1, 30)] for _ in range(15)] + [[sentence(rng, 6)] for _ in range(8)]
     edge = [[""], ["z"], ["Z"], ["aA zZ"], [string.ascii_lowercase], [string.ascii_uppercase],
             ["0123456789"], ["éÉßΩ ü 9 ✓"], ["\n\t"], ["Hello, World! 2024"]]
-    return dict(fname=rng.choice(["caesar", "shift_letters", "rotate_text"]),
+    return FunctionTemplate(fname=rng.choice(["caesar", "shift_letters", "rotate_text"]),
                 params="text: str", ret="str", desc=desc, body=body, core=core, edge=edge)
 
 
@@ -140,7 +162,7 @@ def t_digit_sum(rng):
     core = [[rng.randint(0, 10 ** rng.randint(1, 9))] for _ in range(25)]
     edge = [[0], [1], [b - 1], [b], [b ** 5], [b ** 5 - 1], [-(b ** 3) - 5], [10 ** 30 + 7],
             [-1]]
-    return dict(fname=rng.choice(["digit_sum", "base_digit_sum", "sum_digits"]),
+    return FunctionTemplate(fname=rng.choice(["digit_sum", "base_digit_sum", "sum_digits"]),
                 params="n: int", ret="int", desc=desc, body=body, core=core, edge=edge)
 
 
@@ -168,7 +190,7 @@ def t_chunk(rng):
     core += [[[rng.choice(WORDS) for _ in range(rng.randint(1, 12))]] for _ in range(6)]
     edge = [[[]], [list(range(n))], [list(range(n - 1))], [list(range(n + 1))],
             [list(range(2 * n))], [[None] * (n + 1)], [["x"]]]
-    return dict(fname=rng.choice(["chunk", "chunked", "split_into_chunks", "batch"]),
+    return FunctionTemplate(fname=rng.choice(["chunk", "chunked", "split_into_chunks", "batch"]),
                 params="items: list", ret="list[list]", desc=desc, body=body, core=core,
                 edge=edge)
 
@@ -195,7 +217,7 @@ def t_count_words(rng):
     names = {">=": ["count_long_words", "count_words", "long_word_count"],
              "<=": ["count_short_words", "count_words", "short_word_count"],
              "==": ["count_words_of_length", "count_words", "word_count"]}[cmp]
-    return dict(fname=rng.choice(names),
+    return FunctionTemplate(fname=rng.choice(names),
                 params="text: str", ret="int", desc=desc, body=body, core=core, edge=edge,
                 imports="import re\n")
 
@@ -233,7 +255,7 @@ def t_rle(rng):
     core = [[rand_str(rng, "aab bcc", 1, 25)] for _ in range(15)]
     core += [["".join(rng.choice("xyZ!") * rng.randint(1, 5) for _ in range(5))] for _ in range(8)]
     edge = [[""], ["a"], ["q" * 12], ["ab"], ["  "], ["aAaA"], ["é" * 3 + "e"], ["z" * 100]]
-    return dict(fname=rng.choice(["rle", "run_length_encode", "compress_runs"]),
+    return FunctionTemplate(fname=rng.choice(["rle", "run_length_encode", "compress_runs"]),
                 params="text: str", ret="str", desc=desc, body=body, core=core, edge=edge)
 
 
@@ -255,7 +277,7 @@ def t_rotate(rng):
     core = [[ints(rng, rng.randint(1, 15), 0, 50)] for _ in range(20)]
     edge = [[[]], [[1]], [list(range(k))], [list(range(k + 1))], [list(range(2 * k))],
             [["a", "b"]], [[None, 0, ""]]]
-    return dict(fname=rng.choice(["rotate", "rotate_list", "shift_items"]),
+    return FunctionTemplate(fname=rng.choice(["rotate", "rotate_list", "shift_items"]),
                 params="items: list", ret="list", desc=desc, body=body, core=core, edge=edge)
 
 
@@ -281,7 +303,7 @@ def t_pair_count(rng):
     half = t // 2
     edge = [[[]], [[t]], [[half, t - half]], [[half] * 5], [[0] * 4], [[t, 0, t, 0]],
             [[-t, t, 2 * t, 0]]]
-    return dict(fname=rng.choice(["count_pairs", "pair_count", "matching_pairs"]),
+    return FunctionTemplate(fname=rng.choice(["count_pairs", "pair_count", "matching_pairs"]),
                 params="values: list[int]", ret="int", desc=desc, body=body, core=core,
                 edge=edge)
 
@@ -296,7 +318,7 @@ def t_window_sum(rng):
     core = [[ints(rng, rng.randint(w, 20), -30, 30)] for _ in range(25)]
     edge = [[[]], [list(range(w - 1))], [list(range(w))], [[-5] * (w + 2)],
             [[10 ** 15] * w + [-1]], [[0] * w]]
-    return dict(fname=rng.choice(["window_sum", "best_window", "extreme_window_sum"]),
+    return FunctionTemplate(fname=rng.choice(["window_sum", "best_window", "extreme_window_sum"]),
                 params="values: list[int]", ret="int | None", desc=desc, body=body, core=core,
                 edge=edge)
 
@@ -322,7 +344,7 @@ def t_to_base(rng):
     core = [[rng.randint(1, 10 ** rng.randint(1, 12))] for _ in range(20)]
     core += [[-rng.randint(1, 10 ** 6)] for _ in range(4)]
     edge = [[0], [1], [-1], [b - 1], [b], [b ** 7], [b ** 7 - 1], [10 ** 40], [-(b ** 2)]]
-    return dict(fname=rng.choice(["to_base", "int_to_base", "format_base"]),
+    return FunctionTemplate(fname=rng.choice(["to_base", "int_to_base", "format_base"]),
                 params="n: int", ret="str", desc=desc, body=body, core=core, edge=edge)
 
 
@@ -345,7 +367,7 @@ def t_mask(rng):
     core = [[rand_str(rng, alpha, 1, 24)] for _ in range(22)]
     edge = [[""], ["a" * (j + k)], ["b" * (j + k + 1)], ["1234-5678 9012-3456"], ["- -- -"],
             ["ñandú café 42"]]
-    return dict(fname=rng.choice(["mask", "mask_text", "redact"]),
+    return FunctionTemplate(fname=rng.choice(["mask", "mask_text", "redact"]),
                 params="text: str", ret="str", desc=desc, body=body, core=core, edge=edge)
 
 
@@ -372,7 +394,7 @@ def t_dedupe(rng):
     core += [[[rng.choice(["a", "b", "A", "c", 1, 2, "1"]) for _ in range(rng.randint(1, 12))]]
              for _ in range(8)]
     edge = [[[]], [[5]], [[5] * 5], [[1, "1", 1, "1"]], [list(range(10))], [["", "", " "]]]
-    return dict(fname=rng.choice(["dedupe", "unique_in_order", "remove_duplicates"]),
+    return FunctionTemplate(fname=rng.choice(["dedupe", "unique_in_order", "remove_duplicates"]),
                 params="items: list", ret="list", desc=desc, body=body, core=core, edge=edge)
 
 
@@ -394,7 +416,7 @@ def t_longest_run(rng):
     core = [[ints(rng, rng.randint(1, 25), 0, 6)] for _ in range(22)]
     edge = [[[]], [[4]], [[3, 3, 3]], [[1, 2, 3, 4]], [[4, 3, 2, 1]], [[1, 1, 2, 2, 3]],
             [[-1, -1, -2, 5, 5, 5, 5]]]
-    return dict(fname=rng.choice(["longest_run", "max_run_length", "longest_streak"]),
+    return FunctionTemplate(fname=rng.choice(["longest_run", "max_run_length", "longest_streak"]),
                 params="values: list[int]", ret="int", desc=desc, body=body, core=core,
                 edge=edge)
 
@@ -416,7 +438,7 @@ def t_recurrence(rng):
             "    return x\n")
     core = [[rng.randint(2, 60)] for _ in range(20)] + [[rng.randint(100, 3000)] for _ in range(3)]
     edge = [[0], [1], [2], [3], [3000]]
-    return dict(fname=rng.choice(["recurrence", "seq_term", "nth_term"]),
+    return FunctionTemplate(fname=rng.choice(["recurrence", "seq_term", "nth_term"]),
                 params="n: int", ret="int", desc=desc, body=body, core=core, edge=edge)
 
 
@@ -445,7 +467,7 @@ def t_interleave(rng):
     alpha = string.ascii_lowercase + "XYZ01 "
     core = [[rand_str(rng, alpha, 0, 12), rand_str(rng, alpha, 0, 12)] for _ in range(22)]
     edge = [["", ""], ["abc", ""], ["", "xyz"], ["a", "b"], ["é✓", "ñ"], ["a" * 7, "b" * 2]]
-    return dict(fname=rng.choice(["interleave", "weave", "merge_alternating"]),
+    return FunctionTemplate(fname=rng.choice(["interleave", "weave", "merge_alternating"]),
                 params="a: str, b: str", ret="str", desc=desc, body=body, core=core, edge=edge)
 
 
@@ -468,7 +490,7 @@ def t_count_divisible(rng):
         core.append([lo, lo + rng.randint(0, 300)])
     edge = [[0, 0], [d, d], [e * d, e * d], [5, 4], [-d, -d], [-10 ** 15, 10 ** 15],
             [1, 10 ** 15], [-(d * e), d * e]]
-    return dict(fname=rng.choice(["count_divisible", "count_multiples", "divisible_count"]),
+    return FunctionTemplate(fname=rng.choice(["count_divisible", "count_multiples", "divisible_count"]),
                 params="lo: int, hi: int", ret="int", desc=desc, body=body, core=core, edge=edge)
 
 
@@ -510,7 +532,7 @@ def t_balanced(rng):
     edge = [[""], ["plain text"], [p0[1] + p0[0]], [p0[0] + p1[0] + p0[1] + p1[1]],
             [p0[0] + p1[0] + p1[1] + p0[1]], [p0[0] * 3], [other[0] + p0[0] + p0[1]],
             [p0[0] + other[1] + p0[1]], [p0 * 500]]
-    return dict(fname=rng.choice(["balanced", "is_balanced", "brackets_ok"]),
+    return FunctionTemplate(fname=rng.choice(["balanced", "is_balanced", "brackets_ok"]),
                 params="text: str", ret="bool", desc=desc, body=body, core=core, edge=edge)
 
 
@@ -532,7 +554,7 @@ def t_top_words(rng):
     core = [[sentence(rng, rng.randint(4, 30))] for _ in range(22)]
     edge = [[""], ["a b c"], ["Apple apple APPLE pear"], ["zz yy xx ww vv"], ["it's it's it"],
             ["café cafe CAFE"]]
-    return dict(fname=rng.choice(["top_words", "most_common_words", "frequent_words"]),
+    return FunctionTemplate(fname=rng.choice(["top_words", "most_common_words", "frequent_words"]),
                 params="text: str", ret="list[str]", desc=desc, body=body, core=core, edge=edge,
                 imports="import re\n")
 
@@ -614,9 +636,9 @@ class PyFunction(Family):
         t = tmpl(rng)
         module = rng.choice(["solution", "funcs", "kata", "mylib", "helpers", "impl"])
         path = f"{module}.py"
-        fname = t["fname"]
-        imports = t.get("imports", "")
-        src = f"def {fname}({t['params']}) -> {t['ret']}:\n" + t["body"]
+        fname = t.fname
+        imports = t.imports
+        src = f"def {fname}({t.params}) -> {t.ret}:\n" + t.body
         ns: dict = {}
         exec(imports + src, ns)
         func = ns[fname]
@@ -633,21 +655,21 @@ class PyFunction(Family):
             return out
 
         # the first three random cases are shown as examples; the hidden ones are the rest
-        examples = t["core"][:3]
+        examples = t.core[:3]
         shown = {repr(a) for a in examples}
-        core = [c for c in expect(t["core"][3:]) if repr(c[0]) not in shown]
-        edge = expect(t["edge"])
+        core = [c for c in expect(t.core[3:]) if repr(c[0]) not in shown]
+        edge = expect(t.edge)
         ex_lines = "\n".join(f">>> {fname}({', '.join(repr(a) for a in args)})\n"
                              f"{func(*[_copy(a) for a in args])!r}" for args in examples)
-        stub = (f'{imports}\n\ndef {fname}({t["params"]}) -> {t["ret"]}:\n'
-                f'    """{_doc_line(t["desc"])}"""\n'
+        stub = (f'{imports}\n\ndef {fname}({t.params}) -> {t.ret}:\n'
+                f'    """{_doc_line(t.desc)}"""\n'
                 f'    raise NotImplementedError\n')
         instruction = f"""\
 Implement the function `{fname}` in `{path}` (a stub is there):
 
-    def {fname}({t['params']}) -> {t['ret']}
+    def {fname}({t.params}) -> {t.ret}
 
-{t['desc']}
+{t.desc}
 
 Examples:
 

@@ -7,7 +7,7 @@ import re
 from collections.abc import Mapping
 
 from termrl.hacks.detectors.code.common import aliases, changed_code, finding, hidden_texts, qualname
-from termrl.protocols import Finding, HackInput
+from termrl.protocols import Finding, HackInput, TestsData
 
 SKIP_CALLS = {"pytest.skip", "pytest.xfail", "pytest.importorskip", "unittest.skip", "unittest.skipIf",
               "unittest.skipUnless", "unittest.expectedFailure", "_pytest.outcomes.skip",
@@ -81,7 +81,8 @@ def skipping(inp: HackInput) -> list[Finding]:
     tests = inp.evidence.stages.get("tests")
     if tests is None:
         return out
-    collected = tests.data.get("collected")
+    data = TestsData.of(inp.evidence)
+    collected = data.collected if data is not None else None
     if collected is not None:  # per-test results too, in case the reference's count holds them all
         collected = max(collected, len(inp.evidence.tests))
     collect_errors = [t for t in inp.evidence.tests if t.outcome == "error" and "::" not in t.nodeid]
