@@ -102,11 +102,10 @@ def apply_action(box: Sandbox, task: Task, action: Action, record: StepRecord, *
                  observation_chars: int) -> str:
     """Run a command or write a file in ``box``; fill ``record``'s outcome and return the observation.
 
-    The one place an action touches a sandbox: ``TerminalEnv.step`` and the quickstart's
-    single-action evaluator both call it, so their trace steps (``StepRecord.trace``)
-    have the same fields and the same text. A relative write path is taken from the
-    task's workdir; a write that fails is exit code 1 with the error as observation.
-    ``action`` must not be a submission.
+    The one place an action touches a sandbox (``TerminalEnv.step`` calls it; evaluation,
+    GRPO's tool calls and the quickstart's single-action episodes all run through
+    ``TerminalEnv``). A relative write path is taken from the task's workdir; a write that
+    fails is exit code 1 with the error as observation. ``action`` must not be a submission.
     """
     if action.kind is ActionKind.SUBMIT:
         raise ValueError("apply_action runs commands and writes; a submission ends the episode instead")

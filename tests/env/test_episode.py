@@ -125,3 +125,24 @@ def test_rollout_records_a_harness_failure_as_error():
     traj = run_episode(broken, 0, "nop", lambda turn: None, RolloutConfig(spec="coderl"), load_spec("coderl"),
                        Accountant())
     assert traj.ending == "error" and traj.reward is None and traj.error.startswith("SetupError")
+
+
+@pytest.mark.sandbox
+def test_detectors_read_only_verified_episodes():
+    """The audit's copy ran the detectors on unverified evidence too; settled: an unverified
+    episode has no findings (its reward is None whatever they say)."""
+
+    class Unverified(SandboxVerifier):
+        def __call__(self, task, box, before, after, trace):
+            return Evidence(task.id, verified=False, verify_error="stage tests could not run")
+
+    box = open_sandbox(TASK)
+    try:
+        box.exec("mkdir -p tests && echo 'def test_x(): pass' > conftest.py")  # would be high tampering
+        before = {}
+        outcome = finish_episode(TASK, box, Ending.SUBMITTED, before=before, trace=[], verifier=Unverified())
+        verified = finish_episode(TASK, box, Ending.SUBMITTED, before=before, trace=[])
+    finally:
+        box.close()
+    assert outcome.ending is Ending.SUBMITTED and outcome.total is None and outcome.findings == ()
+    assert verified.verified and any(f.kind == "tampering" for f in verified.findings)
