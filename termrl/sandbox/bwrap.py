@@ -322,17 +322,6 @@ class BwrapSandbox(ShellSandbox):
 
     # ------------------------------------------------------------------ commands
 
-    def run(self, argv: list[str] | str, timeout: float | None = None, cwd: str | None = None,
-            env: Mapping[str, str] | None = None, mounts: Mapping[str, Files] | None = None,
-            outputs: Sequence[str] = ()) -> ExecResult:
-        """See ``_run``; a host error while preparing or starting the process (a full tmpfs, no
-        processes left) is the harness's: ``SandboxError``."""
-        try:
-            return self._run(argv, timeout, cwd, env, mounts, outputs)
-        except OSError as e:
-            raise SandboxError(f"could not run {argv if isinstance(argv, str) else argv[0]!r} in the sandbox: "
-                               f"{type(e).__name__}: {e}") from e
-
     def _run(self, argv: list[str] | str, timeout: float | None = None, cwd: str | None = None,
             env: Mapping[str, str] | None = None, mounts: Mapping[str, Files] | None = None,
             outputs: Sequence[str] = ()) -> ExecResult:

@@ -90,7 +90,7 @@ class DockerSandbox(ShellSandbox):
             self._proc = None
         self._kill_strays()
 
-    def run(self, argv: list[str] | str, timeout: float | None = None, cwd: str | None = None,
+    def _run(self, argv: list[str] | str, timeout: float | None = None, cwd: str | None = None,
             env: Mapping[str, str] | None = None, mounts: Mapping[str, Files] | None = None,
             outputs: Sequence[str] = ()) -> ExecResult:
         if not self._started:

@@ -19,10 +19,10 @@ import secrets
 import selectors
 import subprocess
 import time
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Callable
 
-from termrl.protocols import ExecResult, StopReason
+from termrl.protocols import ExecResult, Files, SandboxError, StopReason
 
 MARK = b"\x1e\x1f"
 
@@ -167,8 +167,8 @@ def new_nonce() -> bytes:
 class ShellSandbox:
     """The persistent-shell half of a sandbox, shared by every backend.
 
-    A backend provides ``_proc`` (the shell, with stdin/stdout/stderr pipes),
-    ``_spawn_shell()``, ``_kill_strays() -> int`` (kill every process but the
+    A backend provides ``_proc`` (the shell, with stdin/stdout/stderr pipes), ``_run()``
+    (a fresh process, wrapped by ``run``), ``_spawn_shell()``, ``_kill_strays() -> int`` (kill every process but the
     shell's own), ``_kill_all()`` and ``_oom_count()``, plus ``start()``,
     ``limits`` and ``command_timeout``.
     """
@@ -193,6 +193,17 @@ class ShellSandbox:
             return Captured(bytearray(), bytearray(), None, True, False, False)
         return read_until_markers(self._proc, nonce, time.monotonic() + timeout,
                                   self.limits.output_bytes, on_stop=self._kill_strays)
+
+    def run(self, argv: list[str] | str, timeout: float | None = None, cwd: str | None = None,
+            env: Mapping[str, str] | None = None, mounts: Mapping[str, Files] | None = None,
+            outputs: Sequence[str] = ()) -> ExecResult:
+        """The backend's ``_run`` (a fresh process, see ``Sandbox.run``); a host error while
+        preparing or starting it (a full tmpfs, no processes left) is the harness's: ``SandboxError``."""
+        try:
+            return self._run(argv, timeout, cwd, env, mounts, outputs)
+        except OSError as e:
+            raise SandboxError(f"could not run {argv if isinstance(argv, str) else argv[0]!r} in the sandbox: "
+                               f"{type(e).__name__}: {e}") from e
 
     def exec(self, command: str, timeout: float | None = None) -> ExecResult:
         """Run ``command`` in the persistent shell; no process it started survives the call."""

@@ -146,3 +146,20 @@ def test_detectors_read_only_verified_episodes():
         box.close()
     assert outcome.ending is Ending.SUBMITTED and outcome.total is None and outcome.findings == ()
     assert verified.verified and any(f.kind == "tampering" for f in verified.findings)
+
+
+@pytest.mark.sandbox
+def test_a_host_error_starting_a_process_is_a_sandbox_error(monkeypatch):
+    import termrl.sandbox.bwrap as bwrap
+
+    box = open_sandbox(TASK)
+    try:
+        def no_processes(*args, **kwargs):
+            raise BlockingIOError(11, "Resource temporarily unavailable")
+
+        monkeypatch.setattr(bwrap.subprocess, "Popen", no_processes)
+        with pytest.raises(SandboxError, match="could not run 'true' in the sandbox: BlockingIOError"):
+            box.run(["true"])
+    finally:
+        monkeypatch.undo()
+        box.close()
