@@ -391,22 +391,23 @@ class BuildData:
     def of(cls, evidence: "Evidence") -> "BuildData | None":
         """The build data of ``evidence``; None when it has no build stage."""
         stage = evidence.stages.get("build")
-        return cls.from_dict(stage.data) if stage is not None and stage.data else None
+        return cls.from_dict(stage.data) if stage is not None else None
 
 
 @dataclass(frozen=True)
 class TestsData:
     """The tests stage's data (``StageResult.data`` of ``stages["tests"]`` holds ``to_dict()``);
     per-test outcomes are ``Evidence.tests``. Fields a run did not produce are None (and left
-    out of the dict)."""
+    out of the dict); a partial dict (older evidence, a stage that could not run) reads with
+    the defaults."""
 
     __test__ = False  # not a pytest test class
 
-    kind: str
+    kind: str = ""
     """How the tests ran: ``pytest``, ``script`` or ``reward-file`` (``TestKind``)."""
-    exit_code: int
+    exit_code: int | None = None
     """The test run's exit status."""
-    stop: str
+    stop: str = ""
     """Why the run ended (``StopReason`` value): ``exited``, ``timeout``, ``memory``..."""
     output_tail: str = ""
     """The last 2,000 characters of the run's output."""
@@ -436,9 +437,9 @@ class TestsData:
 
     @classmethod
     def of(cls, evidence: "Evidence") -> "TestsData | None":
-        """The tests data of ``evidence``; None when its tests stage did not run (or recorded nothing)."""
+        """The tests data of ``evidence``; None when it has no tests stage."""
         stage = evidence.stages.get("tests")
-        return cls.from_dict(stage.data) if stage is not None and "kind" in stage.data else None
+        return cls.from_dict(stage.data) if stage is not None else None
 
 
 @dataclass
