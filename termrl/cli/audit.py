@@ -15,7 +15,8 @@ err = Console(stderr=True)
 
 
 def audit_cmd(
-    suite: str = typer.Argument(..., help="builtin, humaneval, mbpp, FAMILY:SEEDS or a directory of tasks"),
+    suite: str = typer.Argument(..., help="builtin, humaneval, mbpp, FAMILY:SEEDS or a directory of tasks; "
+                                          "a slice after a colon (humaneval:0-39, mbpp:test)"),
     spec: str = typer.Option("staged", "--spec", help="Preset (sparse, coderl, rltf, staged) or TOML file."),
     exploits: Optional[str] = typer.Option(None, "--exploits", help="Comma-separated subset of exploits."),
     workers: Optional[int] = typer.Option(None, help="Parallel sandboxes (default: two per core)."),

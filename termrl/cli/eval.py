@@ -25,7 +25,8 @@ def _fail(message: str) -> None:
 
 def eval_cmd(
     policy: str = typer.Option(..., "--policy", help="oracle, nop, script:FILE, hf:PATH or openai:BASE_URL."),
-    suite: str = typer.Option(..., "--suite", help="builtin, humaneval, mbpp, FAMILY:SEEDS or a directory."),
+    suite: str = typer.Option(..., "--suite", help="builtin, humaneval, mbpp, FAMILY:SEEDS or a directory; "
+                                                   "a slice after a colon (humaneval:0-39, mbpp:test)."),
     spec: str = typer.Option("staged", "--spec", help="Reward spec: preset name or TOML file."),
     k: int = typer.Option(1, "-k", help="Report pass@k for this k (and pass@1)."),
     samples: Optional[int] = typer.Option(None, "--samples", help="Episodes per task (default: k)."),

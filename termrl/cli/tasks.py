@@ -92,7 +92,8 @@ def show(task_id: str = typer.Argument(..., help="Task id, FAMILY-SEED, or a tas
 
 @app.command("validate")
 def validate_cmd(
-    suite: str = typer.Argument(..., help="builtin, humaneval, mbpp, FAMILY:SEEDS or a directory of tasks"),
+    suite: str = typer.Argument(..., help="builtin, humaneval, mbpp, FAMILY:SEEDS or a directory of tasks; "
+                                          "a slice after a colon (humaneval:0-39, mbpp:test)"),
     as_json: bool = typer.Option(False, "--json", help='Print {"tasks": [{"id", "category", "valid", "reason", ...}]}'),
     workers: Optional[int] = typer.Option(None, help="Parallel sandboxes (default: one per core)."),
     backend: str = typer.Option("bwrap", help=f"Sandbox backend: {', '.join(BACKENDS)}."),

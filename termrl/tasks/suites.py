@@ -3,6 +3,11 @@
 SUITE is one of: ``builtin``; ``humaneval``; ``mbpp``; ``FAMILY:SEEDS`` (e.g.
 ``logs-count:0-99`` or ``logs-count:heldout:0-99``); or a directory holding one
 task or many task directories in any supported format.
+
+Any suite but a family takes a slice after a colon, so a subset can be checked quickly:
+positions in the suite's stable order (``humaneval:0-39``, ``builtin:0,5,9-12``,
+``DIR:0-9``), or a split (``builtin:test``; for MBPP also its own splits by task id,
+``mbpp:test`` = tasks 11-510, ``mbpp:train``, ``mbpp:validation``, ``mbpp:prompt``).
 """
 
 from __future__ import annotations
@@ -11,7 +16,7 @@ import importlib.resources
 from dataclasses import dataclass
 from pathlib import Path
 
-from termrl.protocols import Task
+from termrl.protocols import SPLITS, Task
 from termrl.tasks.formats import TaskFormatError, load_task, looks_like_task
 
 BUILTIN_DIR = Path(str(importlib.resources.files("termrl.tasks") / "builtin"))
@@ -35,9 +40,10 @@ class Entry:
 
 
 def parse_seeds(text: str, family) -> list[int]:
-    """``0-99``, ``5``, ``0-9,100-109``; prefix ``heldout:`` counts from the held-out range."""
+    """``0-99``, ``5``, ``0-9,100-109``; prefix ``heldout:`` counts from the held-out range
+    (``family`` None: plain numbers, as slices of a suite use them)."""
     base = 0
-    if text.startswith("heldout:"):
+    if family is not None and text.startswith("heldout:"):
         base, text = family.heldout_seeds.start, text[len("heldout:"):]
     elif text.startswith("train:"):
         text = text[len("train:"):]
@@ -84,10 +90,13 @@ def directory_entries(root: Path) -> list[Entry]:
     return entries
 
 
-def resolve(suite: str) -> list[Entry]:
-    """The tasks of SUITE, in a stable order."""
-    from termrl.tasks import families
+MBPP_SPLITS = {"prompt": range(1, 11), "test": range(11, 511), "validation": range(511, 601),
+               "train": range(601, 975)}
+"""MBPP's own splits, by task id (Austin et al., 2021; the sanitized set keeps the same ids)."""
 
+
+def _whole(suite: str) -> list[Entry] | None:
+    """The tasks of an unsliced suite other than a family, or None when ``suite`` names none."""
     if suite == "builtin":
         return builtin_entries()
     if suite in ("humaneval", "mbpp"):
@@ -100,16 +109,57 @@ def resolve(suite: str) -> list[Entry]:
             raise SuiteError(str(e)) from None
     if Path(suite).exists():
         return directory_entries(Path(suite))
+    return None
+
+
+def select(suite: str, entries: list[Entry], selector: str) -> list[Entry]:
+    """The slice ``selector`` of ``suite``'s ``entries``: a split name, or positions (``0-39``,
+    ``1,5,9-12``)."""
+    if suite == "mbpp" and selector in MBPP_SPLITS:
+        ids = {f"mbpp-{n}" for n in MBPP_SPLITS[selector]}
+        return [e for e in entries if e.id in ids]
+    if selector in SPLITS:
+        return [e for e in entries if e.task is not None and e.task.meta.split == selector]
+    if not selector or not all(part.strip() for part in selector.split(",")):
+        splits = ", ".join(SPLITS) + (", or mbpp's: " + ", ".join(MBPP_SPLITS) if suite == "mbpp" else "")
+        raise SuiteError(f"suite {suite}:{selector}: after the colon give positions like 0-39 or 1,5,9-12, "
+                         f"or a split ({splits})")
+    try:
+        positions = parse_seeds(selector, None)
+    except SuiteError as e:
+        raise SuiteError(f"suite {suite}:{selector}: {e}; or name a split ({', '.join(SPLITS)})") from None
+    outside = [p for p in positions if p >= len(entries)]
+    if outside:
+        raise SuiteError(f"suite {suite}:{selector}: position {max(outside)} is past the end; {suite} has "
+                         f"{len(entries)} tasks (positions 0-{len(entries) - 1})")
+    return [entries[p] for p in dict.fromkeys(positions)]
+
+
+def resolve(suite: str) -> list[Entry]:
+    """The tasks of SUITE, in a stable order (a slice keeps the order it names)."""
+    from termrl.tasks import families
+
+    whole = _whole(suite)
+    if whole is not None:
+        return whole
     name, sep, seeds = suite.partition(":")
+    if sep and name in families.FAMILIES:
+        family = families.get_family(name)
+        return [Entry(f"{name}-{s}", task=family.generate(s)) for s in parse_seeds(seeds, family)]
+    base, sep, selector = suite.rpartition(":")
+    whole = _whole(base) if sep else None
+    if whole is not None:
+        return select(base, whole, selector)
     if sep:
         try:
-            family = families.get_family(name)
+            families.get_family(name)
         except KeyError as e:
-            raise SuiteError(e.args[0]) from None
-        return [Entry(f"{name}-{s}", task=family.generate(s)) for s in parse_seeds(seeds, family)]
+            raise SuiteError(f"{e.args[0]}; or slice a suite: humaneval:0-39, mbpp:test, builtin:0-9, "
+                             f"DIR:0-9") from None
     known = ", ".join(families.FAMILIES)
     raise SuiteError(f"unknown suite {suite!r}: use builtin, humaneval, mbpp, FAMILY:SEEDS "
-                     f"(families: {known}) or a directory of tasks")
+                     f"(families: {known}) or a directory of tasks, each optionally sliced "
+                     f"(humaneval:0-39, mbpp:test)")
 
 
 def find_task(ref: str) -> Task:
