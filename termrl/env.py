@@ -263,14 +263,16 @@ class TerminalEnv:
             return self._finish(end.ending)
         except HarnessError as e:
             return self._end(harness_failure(self.task.id, e, "step"))
-        self.messages += [{"role": "assistant", "content": reply.text}, {"role": "user", "content": record.observation}]
+        self.messages += [{"role": "assistant", "content": reply.text},
+                          {"role": "user", "content": record.observation}]
         return record.observation, 0.0, False, False, {"step": record.index}
 
     def _record(self, reply: Reply) -> StepRecord:
         """The step's record, with the reply's generation time and tokens counted."""
         self._clock += reply.gen_s
         self._tokens += len(reply.tokens or [])
-        return StepRecord(index=len(self.steps), reply=reply.text, action=None, observation="", gen_s=reply.gen_s,
+        return StepRecord(index=len(self.steps), reply=reply.text, action=None, observation="",
+                          gen_s=reply.gen_s,
                           tokens=reply.tokens, logprobs=reply.logprobs, prompt_tokens=reply.prompt_tokens)
 
     def _act(self, text: str | None, action: Action | None, record: StepRecord) -> None:

@@ -77,7 +77,8 @@ def system_message(task: Task, system_prompt: str) -> dict:
 def initial_messages(task: Task, system_prompt: str, listing: str) -> list[dict]:
     """The conversation an episode of ``task`` opens with: the system message, then the first
     observation as the user's message. ``listing``: ``workspace_listing`` of the workspace."""
-    return [system_message(task, system_prompt), {"role": "user", "content": first_observation(task, listing)}]
+    return [system_message(task, system_prompt),
+            {"role": "user", "content": first_observation(task, listing)}]
 
 
 # --------------------------------------------------------------------------- verifiers
@@ -140,7 +141,7 @@ class Reference:
     """How many hidden tests were collected on it."""
 
 
-def harness_failure(task_id: str, error: BaseException, during: str = "", ending: Ending = Ending.ERROR) -> Outcome:
+def harness_failure(task_id: str, error: BaseException, during: str = "") -> Outcome:
     """The outcome of an episode the harness failed: unverified evidence naming the error, no
     findings, reward None (never 0: it must not train the policy). ``during``: what was being
     done (``reset``, ``step``, ``finishing``).
@@ -151,7 +152,7 @@ def harness_failure(task_id: str, error: BaseException, during: str = "", ending
     """
     where = f" (during {during})" if during else ""
     evidence = Evidence(task_id, verified=False, verify_error=f"{type(error).__name__}: {error}{where}")
-    return Outcome(ending, evidence)
+    return Outcome(Ending.ERROR, evidence)
 
 
 def finish_episode(task: Task, box: Sandbox, ending: Ending, *, before: Mapping[str, bytes],
@@ -202,7 +203,8 @@ def score(outcome: Outcome, spec, progress: float = 1.0, length: int | None = No
 
     ``length``: the completion's tokens, for length terms; ``group``: ``(length, passed)`` of
     the verified episodes it is compared with. Unverified: every component None, total None."""
-    return spec.score(outcome.evidence, findings=outcome.findings, progress=progress, length=length, group=group)
+    return spec.score(outcome.evidence, findings=outcome.findings, progress=progress, length=length,
+                      group=group)
 
 
 def score_batch(spec, outcomes: Sequence[Outcome], groups: Sequence[object], progress: float,

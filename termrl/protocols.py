@@ -385,7 +385,8 @@ class BuildData:
     @classmethod
     def from_dict(cls, data: Mapping) -> "BuildData":
         return cls(tuple(BuildError.from_dict(e) for e in data.get("python", ())),
-                   tuple(BuildError.from_dict(e) for e in data.get("c", ())), data.get("c_tool"), data.get("c_exit"))
+                   tuple(BuildError.from_dict(e) for e in data.get("c", ())),
+                   data.get("c_tool"), data.get("c_exit"))
 
     @classmethod
     def of(cls, evidence: "Evidence") -> "BuildData | None":

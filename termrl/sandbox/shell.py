@@ -168,9 +168,9 @@ class ShellSandbox:
     """The persistent-shell half of a sandbox, shared by every backend.
 
     A backend provides ``_proc`` (the shell, with stdin/stdout/stderr pipes), ``_run()``
-    (a fresh process, wrapped by ``run``), ``_spawn_shell()``, ``_kill_strays() -> int`` (kill every process but the
-    shell's own), ``_kill_all()`` and ``_oom_count()``, plus ``start()``,
-    ``limits`` and ``command_timeout``.
+    (a fresh process, wrapped by ``run``), ``_spawn_shell()``, ``_kill_strays() -> int``
+    (kill every process but the shell's own), ``_kill_all()`` and ``_oom_count()``, plus
+    ``start()``, ``limits`` and ``command_timeout``.
     """
 
     _proc: subprocess.Popen | None
@@ -202,8 +202,8 @@ class ShellSandbox:
         try:
             return self._run(argv, timeout, cwd, env, mounts, outputs)
         except OSError as e:
-            raise SandboxError(f"could not run {argv if isinstance(argv, str) else argv[0]!r} in the sandbox: "
-                               f"{type(e).__name__}: {e}") from e
+            program = argv if isinstance(argv, str) else argv[0]
+            raise SandboxError(f"could not run {program!r} in the sandbox: {type(e).__name__}: {e}") from e
 
     def exec(self, command: str, timeout: float | None = None) -> ExecResult:
         """Run ``command`` in the persistent shell; no process it started survives the call."""

@@ -220,4 +220,5 @@ class EnvironmentFactory:
             env._close()
 
 
-__all__ = ["EnvironmentFactory", "TASKS", "TerminalToolEnv", "episode_outcome", "register_tasks", "resolve_task"]
+__all__ = ["EnvironmentFactory", "TASKS", "TerminalToolEnv", "episode_outcome", "register_tasks",
+           "resolve_task"]

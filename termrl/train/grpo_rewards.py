@@ -46,7 +46,8 @@ class ZeroVarianceStats:
     last_zero: int = 0
     """The same counts for the last generation batch."""
 
-    def update(self, totals: Sequence[float | None], keys: Sequence[Any], num_generations: int | None) -> None:
+    def update(self, totals: Sequence[float | None], keys: Sequence[Any],
+               num_generations: int | None) -> None:
         """Count the groups of one batch (``termrl.episode.group_keys``: consecutive runs of
         ``num_generations`` rollouts, or equal ``keys`` when the batch does not divide)."""
         self.last_groups, self.last_zero = zero_variance(totals, group_keys(keys, num_generations))
@@ -183,7 +184,8 @@ class BatchLog:
     def __call__(self, batch: ScoredBatch) -> None:
         self.stats.update([r.total for r in batch.rewards], batch.groups, num_generations=None)
         if batch.log_metric is not None:  # TRL averages each metric over a logging step
-            batch.log_metric("termrl/zero_variance_groups", self.stats.last_zero / max(1, self.stats.last_groups))
+            last = self.stats.last_zero / max(1, self.stats.last_groups)
+            batch.log_metric("termrl/zero_variance_groups", last)
             batch.log_metric("termrl/zero_variance_groups_cumulative", self.stats.fraction)
             batch.log_metric("termrl/unverified_fraction",
                              sum(not o.verified for o in batch.outcomes) / max(1, len(batch.outcomes)))
@@ -193,7 +195,8 @@ class BatchLog:
 
 
 def grpo_reward_funcs(spec: RewardSpec | str, num_generations: int | None = None, workers: int = 1,
-                      accountant=None, on_batch: Callable[[ScoredBatch], None] | None = None) -> list[ComponentView]:
+                      accountant=None,
+                      on_batch: Callable[[ScoredBatch], None] | None = None) -> list[ComponentView]:
     """One TRL reward function per component of ``spec``: views of one new ``EpisodeScorer``
     (``funcs[0].scorer``; its ``stats`` are the zero-variance counts). ``accountant``: reward
     time goes to its ``reward`` phase. ``on_batch``: called with each ``ScoredBatch``."""
@@ -201,4 +204,5 @@ def grpo_reward_funcs(spec: RewardSpec | str, num_generations: int | None = None
     return EpisodeScorer(spec, num_generations, workers, phase, [on_batch] if on_batch else []).views()
 
 
-__all__ = ["BatchLog", "ComponentView", "EpisodeScorer", "ScoredBatch", "ZeroVarianceStats", "grpo_reward_funcs"]
+__all__ = ["BatchLog", "ComponentView", "EpisodeScorer", "ScoredBatch", "ZeroVarianceStats",
+           "grpo_reward_funcs"]

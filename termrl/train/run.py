@@ -155,7 +155,8 @@ def _rollout_recorder(store: TrajectoryStore):
             task = inner.task
             rows.append(Trajectory(
                 episode_id=f"{task.id if task else env.task_id}#grpo-step{step}#{i}",
-                task_id=task.id if task else env.task_id, policy="grpo", seed=task.meta.seed if task else None,
+                task_id=task.id if task else env.task_id, policy="grpo",
+                seed=task.meta.seed if task else None,
                 split=task.meta.split if task else "train", sample=i,
                 family=(task.meta.family or None) if task else None,
                 prompt=[dict(m) for m in inner.messages[:2]], steps=list(inner.steps),

@@ -129,7 +129,8 @@ def run_tests(task: Task, box: Sandbox, per_test_timeout: float) -> tuple[StageR
             if hold.status == "error":
                 return hold, tests
             tests += hold_tests
-            result.data = replace(TestsData.from_dict(result.data), holdout_passed=hold.status == "ok").to_dict()
+            data = replace(TestsData.from_dict(result.data), holdout_passed=hold.status == "ok")
+            result.data = data.to_dict()
         return result, tests
     script = f"{spec.tests_dir}/{spec.script}"
     outputs = [REWARD_DIR] if spec.kind is TestKind.REWARD_FILE else []

@@ -75,8 +75,8 @@ def test_finish_episode_is_what_terminal_env_returns():
     try:
         before = workspace.snapshot(box)
         box.exec("echo hello > greeting.txt")
-        direct = finish_episode(TASK, box, Ending.SUBMITTED, before=before, trace=[s.trace() for s in env.steps],
-                                spec=spec, progress=0.5, verifier=SandboxVerifier())
+        trace = [s.trace() for s in env.steps]
+        direct = finish_episode(TASK, box, Ending.SUBMITTED, before=before, trace=trace, spec=spec, progress=0.5, verifier=SandboxVerifier())
     finally:
         box.close()
     assert direct.evidence.passed and direct.total == pytest.approx(total)

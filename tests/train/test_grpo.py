@@ -408,8 +408,8 @@ def test_scorer_finishes_each_episode_once_and_calls_back_once_per_batch():
     state = SimpleNamespace(global_step=1, max_steps=4)
     out = {}
     for view in reversed(views):  # whichever view asks first, the batch is finished and logged once
-        out[view.__name__] = view(prompts=["p"] * 4, completions=["c"] * 4, environments=envs, trainer_state=state,
-                                  log_metric=lambda k, v: metrics.setdefault(k, []).append(v))
+        out[view.__name__] = view(prompts=["p"] * 4, completions=["c"] * 4, environments=envs,
+                                  trainer_state=state, log_metric=lambda k, v: metrics.setdefault(k, []).append(v))
     assert [e.finished for e in envs] == [1, 1, 1, 1] and scorer.episodes == 4
     assert len(batches) == 1 and batches[0].groups == [0, 0, 1, 1]
     totals = [sum(out[v.__name__][i] for v in views) for i in range(4)]

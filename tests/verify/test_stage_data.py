@@ -33,7 +33,8 @@ def test_tests_data_round_trips_and_leaves_out_what_a_run_did_not_produce():
     assert "collected" not in script.to_dict() and TestsData.from_dict(script.to_dict()).reward_file == 0.5
     assert TestsData.of(Evidence("t")) is None
     assert TestsData.of(Evidence("t", stages={"tests": StageResult("tests", "error")})) == TestsData()
-    partial = Evidence("t", stages={"tests": StageResult("tests", "ok", data={"collected": 3})})  # older evidence
+    older = StageResult("tests", "ok", data={"collected": 3})  # evidence stored before a field existed
+    partial = Evidence("t", stages={"tests": older})
     assert TestsData.of(partial).collected == 3 and TestsData.of(partial).holdout_passed is None
 
 

@@ -84,8 +84,8 @@ def component_contribution(reward: Reward, component: str) -> float | None:
     """What one reward function returns for ``reward``: the component's weighted contribution,
     0.0 when it has no value on a verified episode, None when the episode is unverified.
 
-    >>> component_contribution(Reward(1.0, {"outcome": {"contribution": 1.0}, "style": {"contribution": None}}),
-    ...                        "style")
+    >>> reward = Reward(1.0, {"outcome": {"contribution": 1.0}, "style": {"contribution": None}})
+    >>> component_contribution(reward, "style")
     0.0
     """
     if reward.total is None:
@@ -166,7 +166,8 @@ class ComponentReward:
         """What TRL logs it as: ``rewards/<__name__>/mean``."""
 
     def __call__(self, prompts: list, completions: list, **kwargs) -> list[float | None]:
-        return [component_contribution(r, self.component) for r in self.scorer.rewards(prompts, completions, kwargs)]
+        rewards = self.scorer.rewards(prompts, completions, kwargs)
+        return [component_contribution(r, self.component) for r in rewards]
 
     def __repr__(self) -> str:
         return f"ComponentReward({self.component!r})"
@@ -194,5 +195,5 @@ def trl_reward_funcs(spec, evaluate: Evaluate, workers: int = 1, cache_size: int
     return [ComponentReward(scorer, name, prefix + name) for name in spec.component_names]
 
 
-__all__ = ["ComponentReward", "as_outcome", "code_task_evaluator", "completion_text", "component_contribution",
-           "training_progress", "trl_reward_funcs"]
+__all__ = ["ComponentReward", "as_outcome", "code_task_evaluator", "completion_text",
+           "component_contribution", "training_progress", "trl_reward_funcs"]
