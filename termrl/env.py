@@ -197,12 +197,13 @@ class TerminalEnv:
         self.task, self.steps, self.outcome, self.before = task, [], None, {}
         self._clock, self._tokens, self._format_errors = 0.0, 0, 0
         with self._timed("environment"):
-            self.box = open_sandbox(task, self.config.backend, command_timeout=self.config.command_timeout_s)
             try:
+                self.box = open_sandbox(task, self.config.backend, command_timeout=self.config.command_timeout_s)
                 self.before = workspace.snapshot(self.box)
                 listing = self._listing()
             except BaseException:
                 self.close()
+                self.task = None  # no episode in progress: step() says to reset first
                 raise
         self.messages = initial_messages(task, self.config.system_prompt, listing)
         return self.messages[-1]["content"], {"task_id": task.id, "workdir": task.workdir}

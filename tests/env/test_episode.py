@@ -163,3 +163,13 @@ def test_a_host_error_starting_a_process_is_a_sandbox_error(monkeypatch):
     finally:
         monkeypatch.undo()
         box.close()
+
+
+def test_a_failed_reset_leaves_no_episode_to_step():
+    broken = Task(id="needs-net", instruction="x", unsupported="needs the network")
+    env = TerminalEnv()
+    with pytest.raises(SetupError, match="unsupported"):
+        env.reset(broken)
+    assert env.box is None and env.task is None
+    with pytest.raises(RuntimeError, match="call reset"):
+        env.step(cmd("ls"))
