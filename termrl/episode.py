@@ -41,7 +41,7 @@ from termrl.protocols import (
     Sandbox,
     Task,
 )
-from termrl.verify import verify, workspace
+from termrl.verify import unverified, verify, workspace
 
 Phase = Callable[[str], contextlib.AbstractContextManager]
 """``(name) -> context manager`` timing a phase (``Accountant.phase``): ``verification``,
@@ -150,9 +150,7 @@ def harness_failure(task_id: str, error: BaseException, during: str = "") -> Out
     >>> o.ending.value, o.total, o.error
     ('error', None, 'HarnessError: the shell died (during step)')
     """
-    where = f" (during {during})" if during else ""
-    evidence = Evidence(task_id, verified=False, verify_error=f"{type(error).__name__}: {error}{where}")
-    return Outcome(Ending.ERROR, evidence)
+    return Outcome(Ending.ERROR, unverified(task_id, error, during))
 
 
 def finish_episode(task: Task, box: Sandbox, ending: Ending, *, before: Mapping[str, bytes],

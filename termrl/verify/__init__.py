@@ -53,7 +53,7 @@ def verify(task: Task, box: Sandbox, before: dict[str, bytes] | None = None,
 
         tests = stages.timed("tests", run)
     except HarnessError as e:
-        return unverified(task, e)
+        return unverified(task.id, e)
     evidence = assemble(task, before, after, build, tests, found, trace, static)
     evidence.reference_lines = reference_lines
     return evidence
@@ -86,9 +86,15 @@ def assemble(task: Task, before: dict[str, bytes] | None, after: dict[str, bytes
     return evidence
 
 
-def unverified(task: Task, error: BaseException) -> Evidence:
-    """The evidence of a verification the harness could not finish: ``verified`` False, the error named."""
-    return Evidence(task.id, verified=False, verify_error=f"{type(error).__name__}: {error}")
+def unverified(task_id: str, error: BaseException, during: str = "") -> Evidence:
+    """The evidence of an episode the harness could not verify: ``verified`` False, the error named
+    (its type first: bad-case views group by it), and what was being done when it failed.
+
+    >>> unverified("t", TimeoutError("no answer"), "reset").verify_error
+    'TimeoutError: no answer (during reset)'
+    """
+    where = f" (during {during})" if during else ""
+    return Evidence(task_id, verified=False, verify_error=f"{type(error).__name__}: {error}{where}")
 
 
 def verify_directory(task: Task, directory: Path, backend: str = "bwrap", static: bool = True) -> Evidence:
@@ -100,7 +106,7 @@ def verify_directory(task: Task, directory: Path, backend: str = "bwrap", static
     try:
         box = open_sandbox(task, backend)
     except HarnessError as e:
-        return unverified(task, e)
+        return unverified(task.id, e)
     try:
         before = workspace.snapshot(box)
         clear = box.run(["find", task.workdir, "-mindepth", "1", "-delete"], timeout=60)

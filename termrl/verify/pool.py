@@ -171,7 +171,7 @@ class VerifierPool:
             tests, cases = stages.pytest_result(res, report, started)
             tests.name, tests.duration_s = "tests", round(time.monotonic() - t0, 4)
         except HarnessError as e:
-            return unverified(task, e)
+            return unverified(task.id, e)
         finally:
             self._idle.put(box)
         return assemble(task, before, after, build, tests, cases, trace, self.static)
@@ -197,7 +197,7 @@ def _slow_path(task: Task, files: Mapping[str, bytes], trace, static: bool) -> E
     try:
         box = open_sandbox(task)
     except HarnessError as e:
-        return unverified(task, e)
+        return unverified(task.id, e)
     try:
         before = workspace.snapshot(box)
         box.put_files(task.workdir, {p: TaskFile(d) for p, d in files.items()})

@@ -61,7 +61,7 @@ def evaluate_code(task: Task, text: str, backend: str = "bwrap") -> Evidence:
             return verify(task, box)
     except HarnessError as e:
         logger.warning("task %s: could not verify a completion: %s: %s", task.id, type(e).__name__, e)
-        return unverified(task, e)
+        return unverified(task.id, e)
 
 
 class CodeTaskEvaluator:
