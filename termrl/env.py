@@ -36,6 +36,7 @@ from termrl.episode import (
     finish_episode,
     harness_failure,
     initial_messages,
+    starts_empty,
     workspace_listing,
 )
 from termrl.protocols import (
@@ -56,6 +57,8 @@ from termrl.tasks.runtime import open_sandbox
 from termrl.verify import workspace
 
 TRUNCATION_MARKER = "\n[... {n} characters truncated ...]\n"
+LISTING_COMMAND = "find . -mindepth 1 -maxdepth 3 -not -path './.git/*' | sort | head -n {n}"
+"""What lists the workspace for the first observation (``n``: one more than the entries shown)."""
 
 
 @dataclass
@@ -198,7 +201,8 @@ class TerminalEnv:
         self._clock, self._tokens, self._format_errors = 0.0, 0, 0
         with self._timed("environment"):
             try:
-                self.box = open_sandbox(task, self.config.backend, command_timeout=self.config.command_timeout_s)
+                self.box = open_sandbox(task, self.config.backend,
+                                        command_timeout=self.config.command_timeout_s)
                 self.before = workspace.snapshot(self.box)
                 listing = self._listing()
             except BaseException:
@@ -336,7 +340,8 @@ class TerminalEnv:
         return self._phase(name) if self._phase else contextlib.nullcontext()
 
     def _listing(self) -> str:
-        res = self.box.exec(f"find . -mindepth 1 -maxdepth 3 -not -path './.git/*' | sort | "
-                            f"head -n {self.config.listing_entries + 1}", timeout=30)
+        if starts_empty(self.task):  # nothing to list, no command to run (GRPO starts thousands of these)
+            return workspace_listing(self.task.workdir, [])
+        res = self.box.exec(LISTING_COMMAND.format(n=self.config.listing_entries + 1), timeout=30)
         entries = [line for line in res.stdout.splitlines() if line.strip()]
         return workspace_listing(self.task.workdir, entries, self.config.listing_entries)

@@ -50,6 +50,12 @@ Phase = Callable[[str], contextlib.AbstractContextManager]
 # --------------------------------------------------------------------------- the opening
 
 
+def starts_empty(task: Task) -> bool:
+    """Whether the workdir of ``task`` is empty when the agent starts (no workspace files, no setup,
+    no files elsewhere): its listing is then known without asking a sandbox."""
+    return not (task.workspace or task.setup or task.extra_files)
+
+
 def workspace_listing(workdir: str, entries: Sequence[str], limit: int = 50) -> str:
     """The first observation's description of the workspace: its first ``limit`` entries.
 
@@ -259,5 +265,6 @@ def zero_variance(totals: Sequence[float | None], groups: Sequence[object]) -> t
 
 
 __all__ = ["PoolVerifier", "Reference", "SandboxVerifier", "Verifier", "finish_episode", "first_observation",
-           "group_keys", "harness_failure", "initial_messages", "score", "score_batch", "system_message",
+           "group_keys", "harness_failure", "initial_messages", "score", "score_batch", "starts_empty",
+           "system_message",
            "workspace_listing", "zero_variance"]

@@ -46,7 +46,7 @@ from typing import Any
 
 from termrl.actions import render_tool_call
 from termrl.env import EnvConfig, TerminalEnv
-from termrl.episode import PoolVerifier, harness_failure, initial_messages, workspace_listing
+from termrl.episode import PoolVerifier, harness_failure, initial_messages, starts_empty, workspace_listing
 from termrl.protocols import Action, ActionKind, Evidence, Finding, HarnessError, Outcome, Task
 
 SYSTEM_PROMPT = ""
@@ -146,7 +146,7 @@ class QuickstartConfig:
 def prompt_messages(task: Task, system_prompt: str) -> list[dict]:
     """The conversation ``TerminalEnv.reset`` opens for ``task`` (``termrl.episode.initial_messages``),
     built without a sandbox: the quickstart's tasks have an empty workspace, so the listing is known."""
-    if task.workspace or task.setup or task.extra_files:
+    if not starts_empty(task):
         raise ValueError(f"task {task.id}: the quickstart's prompts need an empty workspace; use a "
                          f"single-command family such as one-command")
     return initial_messages(task, system_prompt, workspace_listing(task.workdir, []))

@@ -43,14 +43,18 @@ def test_reference_reply_is_one_bash_tool_call_and_prompts_match_the_env():
 @pytest.mark.sandbox
 def test_prompts_built_without_a_sandbox_are_the_environments():
     """The quickstart trains on ``prompt_messages`` (no sandbox) and is evaluated in ``TerminalEnv``:
-    both come from ``termrl.episode.initial_messages``, and the empty workspace lists the same."""
-    from termrl.env import EnvConfig, TerminalEnv
+    both come from ``termrl.episode.initial_messages``, and the workspace a sandbox really holds
+    for such a task lists as empty."""
+    from termrl.env import LISTING_COMMAND, EnvConfig, TerminalEnv
+    from termrl.tasks.runtime import open_sandbox
 
     for seed in (FAMILY.train_seeds.start + 3, FAMILY.heldout_seeds.start):
         task = FAMILY.generate(seed)
         with TerminalEnv(EnvConfig(system_prompt=QuickstartConfig().system_prompt)) as env:
             env.reset(task)
             assert env.messages == prompt_messages(task, QuickstartConfig().system_prompt)
+        with open_sandbox(task) as box:
+            assert box.exec(LISTING_COMMAND.format(n=51)).stdout.strip() == ""
 
 
 def test_heldout_instructions_are_never_train_instructions():
