@@ -25,6 +25,8 @@ from __future__ import annotations
 import dataclasses
 import json
 import re
+import shutil
+import sys
 from pathlib import Path
 
 from termrl.rollout.accounting import Accountant
@@ -106,9 +108,27 @@ def _peft(cfg: TrainConfig):
                       target_modules=cfg.lora.target_modules, task_type="CAUSAL_LM")
 
 
+def _complete(checkpoint: Path) -> bool:
+    """The trainer writes ``trainer_state.json`` last: a checkpoint without a readable one was cut by a kill."""
+    try:
+        json.loads((checkpoint / "trainer_state.json").read_text())
+    except (OSError, ValueError):
+        return False
+    return True
+
+
 def _last_checkpoint(out: Path) -> Path | None:
-    found = sorted((out / "checkpoints").glob("checkpoint-*"), key=lambda p: int(p.name.split("-")[-1]))
-    return found[-1] if found else None
+    """The newest complete checkpoint. Newer ones that a kill cut mid-write are removed: the trainer
+    saves those steps again, and a half-written directory would stand in the way of its rotation."""
+    found = sorted((p for p in (out / "checkpoints").glob("checkpoint-*") if p.name.split("-")[-1].isdigit()),
+                   key=lambda p: int(p.name.split("-")[-1]), reverse=True)
+    for checkpoint in found:
+        if _complete(checkpoint):
+            return checkpoint
+        print(f"termrl train: {checkpoint} was cut mid-write (no readable trainer_state.json); removing it",
+              file=sys.stderr)
+        shutil.rmtree(checkpoint)
+    return None
 
 
 def _drop_rollouts_after(store_dir: Path, step: int) -> int:
@@ -125,15 +145,11 @@ def _drop_rollouts_after(store_dir: Path, step: int) -> int:
     if dropped:
         fresh = store_dir.with_name(store_dir.name + ".new")
         if fresh.exists():
-            import shutil
-
             shutil.rmtree(fresh)
         TrajectoryStore(fresh).write(kept) if kept else fresh.mkdir()
         old = store_dir.with_name(store_dir.name + ".old")
         store_dir.rename(old)
         fresh.rename(store_dir)
-        import shutil
-
         shutil.rmtree(old)
     return dropped
 
@@ -240,8 +256,6 @@ def run_rft(cfg: TrainConfig, out: Path, model_dir: Path, accountant: Accountant
         rounds_file.write_text(json.dumps({"version": 1, "rounds": records}, indent=1))
     final = out / "final"
     if not (final / "config.json").exists():
-        import shutil
-
         shutil.copytree(current, final, dirs_exist_ok=True)
     return {"rounds": records}
 

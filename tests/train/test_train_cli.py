@@ -76,23 +76,35 @@ def stored(run: Path) -> list[str]:
             for i in pq.read_table(p, columns=["episode_id"]).column("episode_id").to_pylist()]
 
 
+def complete_checkpoints(run: Path) -> list[int]:
+    states = (run / "checkpoints").glob("checkpoint-*/trainer_state.json")
+    return sorted(int(p.parent.name.split("-")[1]) for p in states)
+
+
 @pytest.mark.sandbox
 def test_grpo_run_kill_9_and_resume(tmp_path):
     path, out = write(tmp_path, steps=4)
     proc = subprocess.Popen([sys.executable, "-m", "termrl", "train", str(path), "--json"],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     deadline = time.time() + 600
-    while not (out / "checkpoints" / "checkpoint-2").exists() and time.time() < deadline and proc.poll() is None:
+    while 2 not in complete_checkpoints(out) and time.time() < deadline and proc.poll() is None:
         time.sleep(0.1)
     os.killpg(proc.pid, signal.SIGKILL)
     proc.wait()
-    assert (out / "checkpoints" / "checkpoint-2").exists() and not (out / "results.json").exists()
+    assert not (out / "results.json").exists()
+    last = complete_checkpoints(out)[-1]
+    assert 2 <= last < 4
+    # A kill during the next save leaves a directory without trainer_state.json: resume must pass it by.
+    cut = out / "checkpoints" / f"checkpoint-{last + 1}"
+    cut.mkdir(exist_ok=True)
+    (cut / "model.safetensors").write_bytes(b"\x00" * 10)
     res = termrl("train", str(path))
     assert res.returncode == 2 and "--resume" in res.stderr
     res = termrl("train", str(path), "--resume", "--json")
     assert res.returncode == 0, res.stderr[-3000:]
+    assert f"checkpoint-{last + 1} was cut mid-write" in res.stderr
     results = json.loads(res.stdout)
-    assert results["training"]["steps"] == 4 and results["training"]["resumed_from"].endswith("checkpoint-2")
+    assert results["training"]["steps"] == 4 and results["training"]["resumed_from"].endswith(f"checkpoint-{last}")
     ids = stored(out)
     steps = sorted(int(i.split("#grpo-step")[1].split("#")[0]) for i in ids)
     assert len(ids) == len(set(ids)) == 4 * 2  # every step's 2 rollouts, none lost, none twice
