@@ -1,4 +1,4 @@
-"""Actions parsed from model text, in the two formats models actually emit.
+"""Actions parsed from model text, in the formats models actually emit.
 
 1. Tool calls, Qwen/Hermes style, as common chat templates render them::
 
@@ -6,21 +6,34 @@
 
    Tools: ``bash`` (aliases ``run``, ``shell``, ``execute``, ``execute_bash``; argument
    ``command`` or ``cmd``), ``write_file`` (alias ``write``; ``path`` and ``content``) and
-   ``submit`` (no arguments).
-2. Fenced blocks: the first fenced block tagged ``bash``, ``sh``, ``shell`` or
-   ``console`` (or untagged) is a command.
+   ``submit`` (no arguments). As vLLM's hermes parser does, a ``<tool_call>`` that the
+   stop token cut before its closing tag counts when its JSON is whole.
+2. The same call as a JSON object in a ```json fence: what Qwen2.5-Coder answers when its
+   own chat template is given ``tools=``.
+3. Fenced blocks, in reply order, the first that acts:
+
+   - a block tagged ``bash``, ``sh``, ``shell`` or ``console`` (or untagged) is a command;
+   - a block of a file's contents is a write of that file: any block whose fence names the
+     file (```python solution.py), whose first line is a comment naming it
+     (``# file: solution.py``), or whose language matches the last file the prose before
+     it names (`solution.py`, count.sh); a shell block counts as a file only when it
+     starts with a shebang (a script's text, not commands). A block of definitions
+     (Python ``def``/``class``, C-family functions) with no file named goes to the one
+     workspace file of its language, when the task has exactly one (``workspace=``). Any
+     other block (an example, a usage line) is no action.
 
 The first action of a reply is taken; a reply with more than one says so in the
-next observation (``Parsed.ignored``). A reply with no tool call and no shell block
-is a submission (the agent is done). Text that tries and fails -- a ``<tool_call>``
-whose JSON does not parse, an unknown tool, a missing argument, an unclosed fence --
-is a ``FormatError``: the episode goes on, the observation says what was wrong.
+next observation (``Parsed.ignored``). A reply with no action is a submission (the
+agent is done). Text that tries and fails -- a ``<tool_call>`` whose JSON does not
+parse, an unknown tool, a missing argument, an unclosed fence -- is a ``FormatError``:
+the episode goes on, the observation says what was wrong.
 """
 
 from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from termrl.protocols import Action, ActionKind
@@ -29,9 +42,30 @@ COMMAND_TOOLS = {"bash", "run", "shell", "execute", "execute_bash", "run_command
 WRITE_TOOLS = {"write_file", "write", "create_file"}
 SUBMIT_TOOLS = {"submit", "finish", "done"}
 SHELL_TAGS = {"", "bash", "sh", "shell", "console", "zsh"}
+EXTENSIONS = {
+    "python": (".py",), "py": (".py",), "python3": (".py",), "c": (".c", ".h"),
+    "cpp": (".cpp", ".cc", ".cxx", ".hpp", ".h"), "c++": (".cpp", ".cc", ".cxx", ".hpp", ".h"),
+    "javascript": (".js", ".mjs"), "js": (".js", ".mjs"), "typescript": (".ts",), "ts": (".ts",),
+    "go": (".go",), "rust": (".rs",), "java": (".java",), "ruby": (".rb",), "perl": (".pl",),
+    "json": (".json",), "yaml": (".yaml", ".yml"), "toml": (".toml",), "sql": (".sql",),
+    "csv": (".csv",), "text": (".txt",), "txt": (".txt",), "makefile": ("Makefile",), "make": ("Makefile",),
+    "cmake": ("CMakeLists.txt",), "bash": (".sh", ""), "sh": (".sh", ""), "shell": (".sh", ""),
+    "zsh": (".sh", ""), "": (".sh", ""),
+}
+"""Fence tag -> the file names it may hold (suffixes; "" is a name without one)."""
+_DEFINES = {
+    ".py": re.compile(r"^(?:async\s+def|def|class)\s+\w+", re.M),
+    ".c": re.compile(r"^[A-Za-z_][\w \t*]*\b\w+\s*\([^;]*\)\s*\{", re.M),
+}
+_DEFINES.update({ext: _DEFINES[".c"] for ext in (".cpp", ".cc", ".cxx", ".js", ".ts", ".go", ".rs", ".java")})
 
 _TOOL_CALL = re.compile(r"<tool_call>(.*?)(</tool_call>|$)", re.S)
-_FENCE = re.compile(r"^[ \t]*```([\w+-]*)[^\n]*\n(.*?)^[ \t]*```[ \t]*$", re.S | re.M)
+_FENCE = re.compile(r"^[ \t]*```([\w+-]*)([^\n]*)\n(.*?)^[ \t]*```[ \t]*$", re.S | re.M)
+_NAME = r"[\w.\-/]*[\w-]"
+_PROSE_FILE = re.compile(rf"`({_NAME})`|(?<![\w/.-])({_NAME}\.[A-Za-z]\w*)(?![\w/-])")
+_COMMENT_FILE = re.compile(rf"^\s*(?:#|//|--|/\*)\s*(?:file(?:name)?\s*:\s*)?({_NAME}\.\w+)\s*(?:\*/)?\s*$",
+                           re.I)
+_INFO_FILE = re.compile(rf"^[\s:]*(?:(?:title|file(?:name)?)\s*=\s*)?[\"']?({_NAME})[\"']?\s*$")
 
 
 class FormatError(ValueError):
@@ -45,12 +79,16 @@ class Parsed:
     """Further actions in the same reply that were not run."""
 
 
-def _tool_action(body: str) -> Action:
+def _tool_action(body: str, where: str = "the <tool_call>") -> Action:
     try:
         call = json.loads(body.strip())
     except json.JSONDecodeError as e:
-        raise FormatError(f"the <tool_call> does not hold valid JSON ({e.msg} at char {e.pos}); "
+        raise FormatError(f"{where} does not hold valid JSON ({e.msg} at char {e.pos}); "
                           'write <tool_call>{"name": "bash", "arguments": {"command": "..."}}</tool_call>') from None
+    return _call_action(call)
+
+
+def _call_action(call: object) -> Action:
     if not isinstance(call, dict) or not isinstance(call.get("name"), str):
         raise FormatError('a tool call is a JSON object with a "name" and "arguments"')
     name, args = call["name"], call.get("arguments", call.get("parameters", {}))
@@ -76,22 +114,117 @@ def _tool_action(body: str) -> Action:
     raise FormatError(f"unknown tool {name!r}; the tools are bash, write_file and submit")
 
 
-def parse(text: str) -> Parsed:
-    """The action ``text`` asks for; raises ``FormatError`` when it tries and fails."""
+def _tool_calls(text: str) -> Parsed | None:
     calls = _TOOL_CALL.findall(text)
     if calls:
         body, closing = calls[0]
         if not closing:
-            raise FormatError("a <tool_call> is not closed with </tool_call>")
+            try:  # cut at the stop token, its JSON whole: vLLM's hermes parser takes it too
+                return Parsed(_call_action(json.loads(body.strip())))
+            except json.JSONDecodeError:
+                raise FormatError("a <tool_call> is not closed with </tool_call>") from None
         return Parsed(_tool_action(body), ignored=len(calls) - 1)
     if "<tool_call>" in text or "</tool_call>" in text:
         raise FormatError("a </tool_call> without its <tool_call>")
-    blocks = [(tag.lower(), body) for tag, body in _FENCE.findall(text) if tag.lower() in SHELL_TAGS]
-    if blocks:
-        command = blocks[0][1].strip("\n")
-        if not command.strip():
+    return None
+
+
+def _json_call(body: str) -> Action | None:
+    """A ```json block holding a tool call ({"name": ..., "arguments": ...}); None for other JSON."""
+    try:
+        call = json.loads(body)
+    except json.JSONDecodeError:
+        return None
+    if isinstance(call, dict) and isinstance(call.get("name"), str) \
+            and ("arguments" in call or "parameters" in call):
+        return _call_action(call)
+    return None
+
+
+def _fits(name: str, suffixes: Iterable[str]) -> bool:
+    base = name.rsplit("/", 1)[-1]
+    return any((base == s) if not s.startswith(".") and s else
+               (base.endswith(s) if s else "." not in base) for s in suffixes)
+
+
+def _defines(body: str, suffixes: Iterable[str]) -> bool:
+    """Whether ``body`` reads as a file's contents rather than a snippet: it starts with a shebang,
+    defines a function or class where the language has a pattern for that, or its language has none."""
+    patterns = [_DEFINES[s] for s in suffixes if s in _DEFINES]
+    return body.startswith("#!") or not patterns or any(p.search(body) for p in patterns)
+
+
+def _named_file(tag: str, info: str, body: str, prose: str) -> str | None:
+    """The file a block's fence or first line names, else the last file of its language that the
+    prose before it names when the block reads as a file; None when nothing names one."""
+    m = _INFO_FILE.match(info)
+    if info.strip() and m and ("." in m.group(1) or "/" in m.group(1)):
+        return m.group(1)
+    first = body.split("\n", 1)[0]
+    m = _COMMENT_FILE.match(first)
+    if m and not first.startswith("#!"):
+        return m.group(1)
+    suffixes = EXTENSIONS.get(tag, ())
+    if not suffixes or not _defines(body, suffixes):
+        return None
+    named = [a or b for a, b in _PROSE_FILE.findall(prose)]
+    return next((n for n in reversed(named) if _fits(n, suffixes)), None)
+
+
+def _file_block(tag: str, info: str, body: str, prose: str, workspace: tuple[str, ...]) -> Action | None:
+    """The write a block of file contents stands for, or None when it is not one."""
+    if tag in SHELL_TAGS and not body.startswith("#!"):
+        return None
+    path = _named_file(tag, info, body, prose)
+    if path is None:
+        suffixes = [s for s in EXTENSIONS.get(tag, ()) if s in _DEFINES]
+        mine = [p for p in workspace if _fits(p, suffixes)]
+        if len(mine) == 1 and _defines(body, suffixes):
+            path = mine[0]
+    return Action(ActionKind.WRITE, path=path, content=body) if path else None
+
+
+def _block_action(tag: str, info: str, body: str, prose: str, workspace: tuple[str, ...]) -> Action | None:
+    if tag == "json" and (call := _json_call(body)) is not None:
+        return call
+    if (write := _file_block(tag, info, body, prose, workspace)) is not None:
+        return write
+    if tag in SHELL_TAGS:
+        if not body.strip():
             raise FormatError("the ```bash block is empty")
-        return Parsed(Action(ActionKind.COMMAND, command=command), ignored=len(blocks) - 1)
+        return Action(ActionKind.COMMAND, command=body.strip("\n"))
+    return None
+
+
+def _block_actions(text: str, workspace: tuple[str, ...]) -> list[Action]:
+    """The actions of a reply's fenced blocks, in order. A block that fails to act is a format
+    error only when no action comes before it (later ones are not run anyway)."""
+    found, prose_from = [], 0
+    for m in _FENCE.finditer(text):
+        prose, prose_from = text[prose_from:m.start()], m.end()
+        try:
+            action = _block_action(m.group(1).lower(), m.group(2), m.group(3), prose, workspace)
+        except FormatError:
+            if not found:
+                raise
+            action = None
+        if action is not None:
+            found.append(action)
+    return found
+
+
+def parse(text: str, workspace: Iterable[str] = ()) -> Parsed:
+    """The action ``text`` asks for; raises ``FormatError`` when it tries and fails.
+
+    ``workspace``: the task's workspace file names, where a block of definitions that names
+    no file may go (the one file of its language).
+    """
+    called = _tool_calls(text)
+    if called is not None:
+        return called
+    actions = _block_actions(text, tuple(workspace))
+    if actions:
+        return Parsed(actions[0], ignored=len(actions) - 1)
     if text.count("```") % 2 == 1:
         raise FormatError("a ``` fence is not closed")
     return Parsed(Action(ActionKind.SUBMIT))
@@ -123,3 +256,111 @@ A ```bash block also runs as a command -- it is executed, not saved: to create a
 write_file or a heredoc (cat > file.sh <<'EOF' ... EOF, then chmod +x file.sh if it must run).
 The shell keeps its working directory and variables between commands; there is no network.
 Test your work before you submit. A reply with no action also submits. Hidden tests check your work."""
+
+NATIVE_PROMPT = """\
+You are an expert software engineer working in a Linux terminal, inside the directory {workdir}.
+Solve the task below with the tools: `bash` runs a shell command and returns its exit code and output;
+`write_file` creates or overwrites a file. Call a tool, read its result, and go on until the task is
+done. The shell keeps its working directory and variables between calls; there is no network.
+Test your work. When you are done, reply without a tool call: hidden tests then check your work."""
+
+JSON_PROMPT = """\
+You are an expert software engineer working in a Linux terminal, inside the directory {workdir}.
+Solve the task below by acting in the terminal. Each reply: a short thought, then exactly one action,
+written as a JSON object in a ```json block.
+
+Run a shell command (its output comes back to you):
+```json
+{{"name": "bash", "arguments": {{"command": "ls -la"}}}}
+```
+Create or overwrite a file:
+```json
+{{"name": "write_file", "arguments": {{"path": "hello.py", "content": "print('hi')\\n"}}}}
+```
+Finish when the task is done:
+```json
+{{"name": "submit", "arguments": {{}}}}
+```
+The shell keeps its working directory and variables between commands; there is no network.
+Test your work before you submit. Hidden tests check your work."""
+
+BASH_PROMPT = """\
+You are an expert software engineer working in a Linux terminal, inside the directory {workdir}.
+Solve the task below by running shell commands. Each reply: a short thought, then exactly one
+```bash block. It is executed and its output comes back to you.
+
+To create a file, write it with a quoted heredoc, and make it executable if it must run:
+```bash
+cat > count.sh <<'EOF'
+#!/bin/bash
+grep -c ERROR "$1"
+EOF
+chmod +x count.sh
+```
+The shell keeps its working directory and variables between commands; there is no network.
+Test your work. When the task is done, reply without a ```bash block. Hidden tests check your work."""
+
+EXAMPLE = """
+
+Example of a whole episode (another task: "Write greet.py that prints Hello, NAME for its argument"):
+assistant: I will write the script.
+<tool_call>{{"name": "write_file", "arguments": {{"path": "greet.py", "content": "import sys\\nprint(f'Hello, {{sys.argv[1]}}')\\n"}}}}</tool_call>
+user: wrote 42 bytes to {workdir}/greet.py
+assistant: Now I test it.
+<tool_call>{{"name": "bash", "arguments": {{"command": "python3 greet.py Ada"}}}}</tool_call>
+user: exit code 0
+Hello, Ada
+assistant: It works.
+<tool_call>{{"name": "submit", "arguments": {{}}}}</tool_call>"""
+
+TOOL_SCHEMAS = (
+    {"type": "function", "function": {
+        "name": "bash",
+        "description": "Run a shell command in the task's directory; returns its exit code and output.",
+        "parameters": {"type": "object", "required": ["command"],
+                       "properties": {"command": {"type": "string", "description": "The command."}}}}},
+    {"type": "function", "function": {
+        "name": "write_file", "description": "Create or overwrite a file with the given content.",
+        "parameters": {"type": "object", "properties": {
+            "path": {"type": "string", "description": "The file's path, relative to the task's directory."},
+            "content": {"type": "string", "description": "The file's whole content."}},
+            "required": ["path", "content"]}}},
+    {"type": "function", "function": {
+        "name": "submit", "description": "Finish: the task is done.",
+        "parameters": {"type": "object", "properties": {}}}},
+)
+"""The tools as OpenAI function schemas, for chat templates that render ``tools=``."""
+
+
+@dataclass(frozen=True)
+class ActionFormat:
+    """How an episode asks a model to act: its system prompt (formatted with ``workdir``) and the
+    tools handed to the model's chat template (native tool calling), if any. Every format's replies
+    are read by the same ``parse``, so a model that answers in another one still acts."""
+
+    name: str
+    system_prompt: str
+    tools: tuple[dict, ...] = ()
+
+
+ACTION_FORMATS = {f.name: f for f in (
+    ActionFormat("tool_call", TOOLS_PROMPT),
+    ActionFormat("native", NATIVE_PROMPT, TOOL_SCHEMAS),
+    ActionFormat("json", JSON_PROMPT),
+    ActionFormat("bash", BASH_PROMPT),
+    ActionFormat("example", TOOLS_PROMPT + EXAMPLE),
+)}
+"""``EnvConfig.action_format`` choices. tool_call: ``<tool_call>`` tags taught in the system
+prompt; native: the tools' schemas through the model's own chat template (what GRPO's
+``environment_factory`` does); json: the call as a ```json block; bash: ```bash blocks only,
+files written with heredocs; example: tool_call with a worked episode in the prompt."""
+
+
+DEFAULT_FORMAT = "tool_call"
+
+
+def action_format(name: str) -> ActionFormat:
+    """The format called ``name``; ValueError naming the choices otherwise."""
+    if name not in ACTION_FORMATS:
+        raise ValueError(f"unknown action_format {name!r}: choose one of {', '.join(ACTION_FORMATS)}")
+    return ACTION_FORMATS[name]
