@@ -28,7 +28,7 @@ import time
 from dataclasses import dataclass
 from typing import Self
 
-from termrl.actions import TOOLS_PROMPT, FormatError, parse
+from termrl.actions import DEFAULT_FORMAT, FormatError, action_format, parse
 from termrl.episode import (
     Phase,
     SandboxVerifier,
@@ -79,8 +79,11 @@ class EnvConfig:
     """Consecutive unparseable replies that end the episode."""
     backend: str = "bwrap"
     """Sandbox backend: bwrap, docker or local."""
-    system_prompt: str = TOOLS_PROMPT
-    """Formatted with ``workdir``."""
+    action_format: str = DEFAULT_FORMAT
+    """How the agent is asked to act (``termrl.actions.ACTION_FORMATS``): its system prompt and
+    the tools its chat template is given. Replies in any format are understood."""
+    system_prompt: str | None = None
+    """Replaces the action format's system prompt; formatted with ``workdir``."""
     listing_entries: int = 50
     """Workspace entries shown in the first observation."""
     detect: bool = True
@@ -89,6 +92,21 @@ class EnvConfig:
     """Run the verifier's quality and safety stages (ruff, radon)."""
     per_test_timeout: float | None = None
     """Seconds per hidden test; default: the verifier's own per-task default."""
+
+    def __post_init__(self):
+        action_format(self.action_format)  # an unknown name fails here, naming the choices
+
+    @property
+    def prompt(self) -> str:
+        """The system prompt episodes open with."""
+        if self.system_prompt is not None:
+            return self.system_prompt
+        return action_format(self.action_format).system_prompt
+
+    @property
+    def tools(self) -> tuple[dict, ...]:
+        """Tool schemas for the policy's chat template (empty unless the format is native)."""
+        return action_format(self.action_format).tools
 
 
 def truncate(text: str, budget: int) -> str:
@@ -209,7 +227,7 @@ class TerminalEnv:
                 self.close()
                 self.task = None  # no episode in progress: step() says to reset first
                 raise
-        self.messages = initial_messages(task, self.config.system_prompt, listing)
+        self.messages = initial_messages(task, self.config.prompt, listing)
         return self.messages[-1]["content"], {"task_id": task.id, "workdir": task.workdir}
 
     def close(self) -> None:
@@ -285,7 +303,7 @@ class TerminalEnv:
         ignored = 0
         if action is None:
             try:
-                parsed = parse(text)
+                parsed = parse(text, self.task.workspace)
             except FormatError as e:
                 self._format_errors += 1
                 record.format_error, record.observation = str(e), f"Format error: {e}"

@@ -650,6 +650,9 @@ class Turn:
     step: int
     """0-based index of the step this reply will become."""
     sample: int = 0
+    tools: tuple[dict, ...] = ()
+    """Tool schemas (OpenAI function format) for native tool calling: a local model's chat
+    template renders them, an endpoint receives them as ``tools``. Empty: none."""
 
 
 @runtime_checkable

@@ -14,7 +14,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 console = Console()
 err = Console(stderr=True)
 
-RESUME_KEYS = ("policy", "model", "suite", "spec", "samples")
+RESUME_KEYS = ("policy", "model", "suite", "spec", "samples", "action_format")
 """What must match for ``--resume`` to continue a run instead of mixing two."""
 
 
@@ -43,6 +43,9 @@ def eval_cmd(
     max_new_tokens: Optional[int] = typer.Option(None, "--max-new-tokens", help="Tokens per reply (model policies)."),
     dtype: Optional[str] = typer.Option(None, "--dtype", help="hf: weights dtype: auto, float32 or bfloat16."),
     backend: str = typer.Option("bwrap", "--backend", help="Sandbox backend: bwrap, docker or local."),
+    action_format: str = typer.Option("tool_call", "--action-format",
+                                      help="How the agent is asked to act: tool_call, native, json, bash or "
+                                           "example (replies in any of them are understood)."),
 ) -> None:
     """Evaluate POLICY on SUITE: pass@1, pass@k, rewards, hack findings, error classes, bad cases."""
     from termrl.env import EnvConfig
@@ -63,7 +66,8 @@ def eval_cmd(
     if resume and out is None:
         _fail("--resume needs --out DIR, the run directory to finish")
     out = out or Path("runs") / f"eval-{time.strftime('%Y%m%d-%H%M%S')}"
-    meta = {"policy": policy, "model": model, "suite": suite, "spec": spec, "samples": samples}
+    meta = {"policy": policy, "model": model, "suite": suite, "spec": spec, "samples": samples,
+            "action_format": action_format}
     try:
         old = stores.read_meta(out)
     except stores.StoreError as e:
@@ -71,6 +75,7 @@ def eval_cmd(
     if old is not None and not resume:
         _fail(f"{out} already holds a run; pass --resume to finish it or choose another --out")
     if old is not None:
+        old = {"action_format": "tool_call", **old}  # runs from before the option used that format
         changed = [key for key in RESUME_KEYS if old.get(key) != meta[key]]
         if changed:
             _fail(f"{out / stores.META_NAME} was made with different settings ({', '.join(changed)}: "
@@ -88,8 +93,12 @@ def eval_cmd(
     skipped = [e.id for e in entries if e.task is None or e.task.unsupported]
     store = stores.TrajectoryStore(out)
     stores.write_meta(out, {**meta, "k": k, "started": old["started"] if old else time.time()})
-    config = RolloutConfig(samples=samples, workers=workers, spec=reward_spec,
-                           env=EnvConfig(max_steps=max_steps, time_limit_s=time_limit, backend=backend))
+    try:
+        env = EnvConfig(max_steps=max_steps, time_limit_s=time_limit, backend=backend,
+                        action_format=action_format)
+    except ValueError as e:
+        _fail(f"--action-format: {e}")
+    config = RolloutConfig(samples=samples, workers=workers, spec=reward_spec, env=env)
     accountant = Accountant()
     already = len(store.done_ids())
     progress = Progress(TextColumn("eval {task.description}"), BarColumn(), MofNCompleteColumn(),

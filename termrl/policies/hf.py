@@ -142,13 +142,16 @@ class HFPolicy:
         step = self.config.max_batch
         return [r for i in range(0, len(turns), step) for r in self._batch(turns[i:i + step])]
 
-    def prompt(self, messages: list[dict]) -> list[int]:
-        """Token ids of the chat-templated prompt. Over ``max_prompt_tokens``, messages after
-        the first are dropped oldest first (and a leading assistant reply with them), keeping
-        at least the last; still too long raises ValueError."""
+    def prompt(self, messages: list[dict], tools: Sequence[dict] = ()) -> list[int]:
+        """Token ids of the chat-templated prompt (``tools``, if any, go to the template: native
+        tool calling). Over ``max_prompt_tokens``, messages after the first are dropped oldest
+        first (and a leading assistant reply with them), keeping at least the last; still too
+        long raises ValueError."""
         messages = list(messages)
+        extra = {"tools": list(tools)} if tools else {}
         while True:
-            text = self.tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
+            text = self.tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True,
+                                                      **extra)
             ids = self.tokenizer(text, add_special_tokens=False).input_ids
             if len(ids) <= self.max_prompt:
                 return ids
@@ -162,7 +165,7 @@ class HFPolicy:
 
     def _batch(self, turns: Sequence[Turn]) -> list[Reply]:
         start = time.perf_counter()
-        prompts = [self.prompt(t.messages) for t in turns]
+        prompts = [self.prompt(t.messages, t.tools) for t in turns]
         enc = self.tokenizer.pad({"input_ids": prompts}, return_tensors="pt").to(self.device)
         recorder = _LogprobRecorder()
         with self._rng():

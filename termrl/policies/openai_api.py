@@ -79,7 +79,8 @@ class OpenAIPolicy:
         import openai
 
         c = self.config
-        optional = {k: v for k, v in (("logprobs", c.logprobs), ("extra_body", c.extra_body)) if v}
+        optional = {k: v for k, v in (("logprobs", c.logprobs), ("extra_body", c.extra_body),
+                                      ("tools", list(turn.tools))) if v}
         try:
             response = self.client.chat.completions.create(
                 model=self.model, messages=turn.messages, temperature=c.temperature, top_p=c.top_p,

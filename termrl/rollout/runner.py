@@ -142,7 +142,7 @@ def run_episode(task: Task, sample: int, policy_name: str, ask: Callable[[Turn],
         env.reset(task)
         traj.prompt = [dict(m) for m in env.messages]
         while True:
-            reply = ask(Turn(list(env.messages), task, len(env.steps), sample))
+            reply = ask(Turn(list(env.messages), task, len(env.steps), sample, tools=config.env.tools))
             _, reward, terminated, truncated, info = env.step(reply)
             if terminated or truncated:
                 break

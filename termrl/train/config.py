@@ -34,6 +34,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from termrl.actions import ACTION_FORMATS
+
 ALGORITHMS = ("grpo", "rft", "dpo")
 
 
@@ -61,6 +63,9 @@ class TasksConfig:
     """SUITE of training tasks: builtin, FAMILY:SEEDS, a directory, humaneval, mbpp."""
     heldout: str = ""
     """SUITE evaluated at the end (and per RFT round); empty: no held-out evaluation."""
+    transfer: str = ""
+    """A second held-out SUITE that training never touches (other families, builtin tasks), evaluated
+    before and after like ``heldout``: does a gain transfer? Empty: none."""
 
 
 @dataclass
@@ -75,6 +80,10 @@ class EnvSection:
     """Observation budget (head and tail kept)."""
     backend: str = "bwrap"
     """Sandbox backend: bwrap, docker or local."""
+    action_format: str = "tool_call"
+    """How episodes ask the model to act (sampling for RFT, DPO and evaluation): tool_call, native,
+    json, bash or example (``termrl.actions.ACTION_FORMATS``). GRPO's own rollouts are TRL's
+    native tool loop whatever this says."""
 
 
 @dataclass
@@ -163,6 +172,9 @@ class EvalSection:
     """Tokens per reply."""
     workers: int = 2
     """Episodes alive at once."""
+    before: bool = True
+    """Also evaluate the initial model on the held-out (and transfer) tasks, at the same decoding:
+    results.json then has ``heldout_pass_rate_before/after`` and the test of the change."""
 
 
 @dataclass
@@ -284,6 +296,8 @@ def _check(cfg: TrainConfig, source: str) -> None:
         raise bad("grpo.num_generations", "GRPO needs at least 2 rollouts per task to have a baseline")
     if cfg.grpo.vllm_mode not in ("colocate", "server"):
         raise bad("grpo.vllm_mode", "use \"colocate\" or \"server\"")
+    if cfg.env.action_format not in ACTION_FORMATS:
+        raise bad("env.action_format", f"{cfg.env.action_format!r} is not one of {', '.join(ACTION_FORMATS)}")
     if cfg.model.dtype not in ("auto", "float32", "bfloat16"):
         raise bad("model.dtype", "use auto, float32 or bfloat16")
     for name, value in (("grpo.steps", cfg.grpo.steps), ("dpo.steps", cfg.dpo.steps),

@@ -46,6 +46,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Callable, Iterable
 
+from termrl.actions import NATIVE_PROMPT
 from termrl.env import EnvConfig
 from termrl.episode import system_message
 from termrl.protocols import Task
@@ -53,13 +54,9 @@ from termrl.reward.spec import load_spec
 from termrl.train.grpo_env import EnvironmentFactory, register_tasks, resolve_task
 from termrl.train.grpo_rewards import EpisodeScorer, ScoredBatch, ZeroVarianceStats, grpo_reward_funcs
 
-SYSTEM_PROMPT = """\
-You are an expert software engineer working in a Linux terminal, inside the directory {workdir}.
-Solve the task below with the tools: `bash` runs a shell command and returns its exit code and output;
-`write_file` creates or overwrites a file. Call a tool, read its result, and go on until the task is
-done. The shell keeps its working directory and variables between calls; there is no network.
-Test your work. When you are done, reply without a tool call: hidden tests then check your work."""
-"""The system prompt of every rollout; the chat template adds the tools' schema."""
+SYSTEM_PROMPT = NATIVE_PROMPT
+"""The system prompt of every rollout: the ``native`` action format's (TRL's tool loop is native
+tool calling; the chat template adds the tools' schema)."""
 
 
 def task_rows(tasks: Iterable[Task | str | dict], system_prompt: str = SYSTEM_PROMPT) -> list[dict]:

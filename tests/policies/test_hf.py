@@ -151,3 +151,16 @@ def test_auto_dtype_is_float32_for_packed_gguf_weights(tmp_path):
     (tmp_path / "config.json").write_text(json.dumps({"dtype": "bfloat16"}))
     assert _auto_dtype(tmp_path) == "auto"
     assert _auto_dtype(tmp_path / "missing") == "auto"
+
+
+def test_native_tools_reach_the_chat_template(tiny_model):
+    from dataclasses import replace
+
+    from termrl.actions import TOOL_SCHEMAS
+
+    policy = HFPolicy(tiny_model, temperature=0, max_new_tokens=2)
+    plain = policy.tokenizer.decode(policy.prompt(TURNS[0].messages))
+    native = policy.tokenizer.decode(policy.prompt(TURNS[0].messages, TOOL_SCHEMAS))
+    assert "write_file" not in plain and '"name": "write_file"' in native and "<tools>" in native
+    assert policy.generate([replace(TURNS[0], tools=TOOL_SCHEMAS)])[0].prompt_tokens == len(
+        policy.prompt(TURNS[0].messages, TOOL_SCHEMAS))
