@@ -41,6 +41,12 @@ def train_cmd(
     heldout = results["heldout"] or {}
     console.print(f"{cfg.algorithm} run in {results['output_dir']}: held-out pass@1 "
                   f"{heldout.get('pass@1')} over {heldout.get('episodes')} episodes")
+    for name in ("heldout", "transfer"):
+        if f"{name}_p_value" in results:
+            before, after = results[f"{name}_pass_rate_before"], results[f"{name}_pass_rate_after"]
+            console.print(f"  {name}: pass rate {before:.3f} before, {after:.3f} after over "
+                          f"{results[f'{name}_episodes']} episodes "
+                          f"(z={results[f'{name}_z']:.2f}, p={results[f'{name}_p_value']:.2g})")
     phases = results["compute"]["phases"]
     for name, row in phases.items():
         share = 100 * row["wall_s"] / max(results["compute"]["wall_s"], 1e-9)

@@ -23,6 +23,7 @@ What counts, decided once here:
 
 from __future__ import annotations
 
+import math
 from collections import Counter, defaultdict
 from collections.abc import Iterable
 
@@ -76,6 +77,26 @@ def main_class(traj: Trajectory) -> str | None:
     """The dominant taxonomy class of an episode's evidence (compile before runtime before
     wrong answer), or None when it names none."""
     return dominant(list((traj.evidence or {}).get("error_classes") or []))
+
+
+def two_proportion_z(p1: float, p2: float, n1: int, n2: int) -> tuple[float, float]:
+    """(z, two-sided p-value) of the difference p2 - p1 of two proportions (pooled variance).
+
+    >>> round(two_proportion_z(0.5, 0.6, 200, 200)[0], 2)
+    2.01
+    """
+    pooled = (p1 * n1 + p2 * n2) / (n1 + n2)
+    se = math.sqrt(pooled * (1 - pooled) * (1 / n1 + 1 / n2))
+    if se == 0:
+        return 0.0, 1.0
+    z = (p2 - p1) / se
+    return z, math.erfc(abs(z) / math.sqrt(2))
+
+
+def passed_fraction(trajectories: Iterable[Trajectory]) -> tuple[int, int]:
+    """(passed, scored): episodes that passed, of those the harness did not fail."""
+    scored = [t for t in trajectories if not harness_failure(t)]
+    return sum(t.passed for t in scored), len(scored)
 
 
 def summarize(trajectories: Iterable[Trajectory], ks: Iterable[int] = (1,)) -> dict:

@@ -33,7 +33,6 @@ the model's size, the step counts and the config.
 from __future__ import annotations
 
 import json
-import math
 import threading
 import time
 import warnings
@@ -47,6 +46,7 @@ from typing import Any
 from termrl.actions import render_tool_call
 from termrl.env import EnvConfig, TerminalEnv
 from termrl.episode import PoolVerifier, harness_failure, initial_messages, starts_empty, workspace_listing
+from termrl.eval.metrics import two_proportion_z
 from termrl.protocols import Action, ActionKind, Evidence, Finding, HarnessError, Outcome, Task
 
 SYSTEM_PROMPT = ""
@@ -386,20 +386,6 @@ def evaluate_heldout(model_dir: Path, config: QuickstartConfig, seeds: Sequence[
 
 
 # --------------------------------------------------------------------------- the whole run
-
-
-def two_proportion_z(p1: float, p2: float, n1: int, n2: int) -> tuple[float, float]:
-    """(z, two-sided p-value) of the difference p2 - p1 of two proportions (pooled variance).
-
-    >>> round(two_proportion_z(0.5, 0.6, 200, 200)[0], 2)
-    2.01
-    """
-    pooled = (p1 * n1 + p2 * n2) / (n1 + n2)
-    se = math.sqrt(pooled * (1 - pooled) * (1 / n1 + 1 / n2))
-    if se == 0:
-        return 0.0, 1.0
-    z = (p2 - p1) / se
-    return z, math.erfc(abs(z) / math.sqrt(2))
 
 
 def run_quickstart(out_dir: Path, config: QuickstartConfig | None = None,

@@ -164,9 +164,10 @@ def rft_round(index: int, model_dir: str | Path, train_tasks: Sequence[Task], he
     (from ``base_dir`` when ``config.from_base``), evaluate. Returns the round's record: round,
     model_in, model_out (the weights the next round samples), sampled, kept, kept_fraction,
     rejected (reason -> episodes, see ``verdict``), mean_reward, sample_pass@1, sample_hack_rate
-    (of the sampled episodes), trained, skipped (why not, or None), train_loss, train_steps,
-    train_rows, heldout_pass@1, heldout_mean_reward, heldout_hack_rate, heldout_episodes,
-    heldout_errors (harness failures, left out of the rest)."""
+    (of the sampled episodes), sample_findings (hack finding kind -> count), trained, skipped (why
+    not, or None), train_loss, train_steps, train_rows, heldout_pass@1, heldout_mean_reward,
+    heldout_hack_rate, heldout_episodes, heldout_errors (harness failures, left out of the rest),
+    heldout_findings."""
     round_dir = Path(out_dir) / f"round-{index}"
     model_dir = Path(model_dir)
     policy = policy_factory(model_dir, "sample")
@@ -180,7 +181,9 @@ def rft_round(index: int, model_dir: str | Path, train_tasks: Sequence[Task], he
               "kept_fraction": len(kept) / len(samples) if samples else None,
               "rejected": {k: v for k, v in sorted(verdicts.items()) if k != KEPT},
               "mean_reward": sampled.get("mean_reward"), "sample_pass@1": sampled.get("pass@1"),
-              "sample_hack_rate": sampled.get("hack_rate"), "trained": bool(kept), "skipped": None,
+              "sample_hack_rate": sampled.get("hack_rate"),
+              "sample_findings": {kind: e["count"] for kind, e in sampled.get("findings", {}).items()},
+              "trained": bool(kept), "skipped": None,
               "train_loss": None, "train_steps": 0, "train_rows": 0}
     if kept:
         start = Path(base_dir) if config.from_base and base_dir is not None else model_dir
@@ -201,7 +204,8 @@ def rft_round(index: int, model_dir: str | Path, train_tasks: Sequence[Task], he
     evaluated = summarize(heldout) if heldout else {}
     record.update({"heldout_pass@1": evaluated.get("pass@1"), "heldout_mean_reward": evaluated.get("mean_reward"),
                    "heldout_hack_rate": evaluated.get("hack_rate"), "heldout_episodes": len(heldout),
-                   "heldout_errors": evaluated.get("errors")})
+                   "heldout_errors": evaluated.get("errors"),
+                   "heldout_findings": {k: e["count"] for k, e in evaluated.get("findings", {}).items()}})
     gc.collect()
     return record
 

@@ -10,7 +10,9 @@ Layout of ``output_dir``::
     rft/               RFT: round-N/{samples,model,heldout}
     tensorboard/       metrics (TensorBoard; W&B too when configured)
     final/             the trained model (and tokenizer)
+    heldout-before/    the held-out evaluation of the initial model (eval.before)
     heldout/           the held-out evaluation at the end
+    transfer-before/, transfer/   the same for tasks.transfer, a set training never touches
     compute.json       where the run's time went, per phase
     results.json       what the run measured
 
@@ -84,7 +86,7 @@ def _env(cfg: TrainConfig):
 
     e = cfg.env
     return EnvConfig(max_steps=e.max_steps, time_limit_s=e.time_limit_s, command_timeout_s=e.command_timeout_s,
-                     observation_chars=e.observation_chars, backend=e.backend)
+                     observation_chars=e.observation_chars, backend=e.backend, action_format=e.action_format)
 
 
 def _report_to(cfg: TrainConfig) -> list[str]:
@@ -288,19 +290,51 @@ def run_dpo(cfg: TrainConfig, out: Path, model_dir: Path, accountant: Accountant
             "resumed_from": str(checkpoint) if checkpoint else None}
 
 
-def heldout_eval(cfg: TrainConfig, out: Path, accountant: Accountant) -> dict | None:
-    if not cfg.tasks.heldout:
-        return None
-    from termrl.eval.metrics import summarize
+def evaluate(cfg: TrainConfig, model: Path, suite: str, store_dir: Path, accountant: Accountant,
+             label: str) -> dict:
+    """``cfg.eval.samples`` episodes of each task of ``suite`` played by the model in ``model``,
+    stored in ``store_dir`` (a resumed run plays only the missing ones). Prints progress on stderr.
+    Returns pass@1, episodes, errors, mean_reward, hack_rate, findings (kind -> count), splits,
+    passed and pass_rate (passed / episodes the harness did not fail: what the test compares)."""
+    from termrl.eval.metrics import passed_fraction, summarize
     from termrl.policies.hf import HFConfig, HFPolicy
     from termrl.rollout.runner import run_rollouts
 
     rollout, options = _sampling(cfg, cfg.eval.samples, cfg.eval.temperature)
-    store = TrajectoryStore(out / "heldout")
-    run_rollouts(_tasks(cfg.tasks.heldout), HFPolicy(out / "final", HFConfig(**options)), rollout, store=store,
-                 accountant=accountant)
-    summary = summarize(store.read())
-    return {k: summary[k] for k in ("pass@1", "episodes", "errors", "mean_reward", "hack_rate", "splits")}
+    store = TrajectoryStore(store_dir)
+    tasks = _tasks(suite)
+    total, done = len(tasks) * cfg.eval.samples, [len(store.done_ids()), 0]
+
+    def progress(traj) -> None:
+        done[0], done[1] = done[0] + 1, done[1] + bool(traj.passed)
+        if done[0] % 10 == 0 or done[0] == total:
+            print(f"termrl train: {label}: {done[0]}/{total} episodes, {done[1]} of this session's passed",
+                  file=sys.stderr, flush=True)
+
+    if done[0] < total:
+        print(f"termrl train: {label}: {total - done[0]} of {total} episodes to play ({suite}, {model})",
+              file=sys.stderr, flush=True)
+        run_rollouts(tasks, HFPolicy(model, HFConfig(**options)), rollout, store=store, accountant=accountant,
+                     on_episode=progress)
+    trajectories = store.read()
+    summary = summarize(trajectories)
+    passed, scored = passed_fraction(trajectories)
+    return {**{k: summary[k] for k in ("pass@1", "episodes", "errors", "mean_reward", "hack_rate", "splits")},
+            "findings": {kind: entry["count"] for kind, entry in summary["findings"].items()},
+            "passed": passed, "pass_rate": passed / scored if scored else None}
+
+
+def before_after(before: dict | None, after: dict | None, name: str) -> dict:
+    """``{name}_pass_rate_before/after``, ``{name}_episodes`` and the two-proportion test of the change."""
+    from termrl.eval.metrics import two_proportion_z
+
+    if not before or not after or before["pass_rate"] is None or after["pass_rate"] is None:
+        return {}
+    n_before, n_after = before["episodes"] - before["errors"], after["episodes"] - after["errors"]
+    z, p = two_proportion_z(before["pass_rate"], after["pass_rate"], n_before, n_after)
+    return {f"{name}_pass_rate_before": before["pass_rate"], f"{name}_pass_rate_after": after["pass_rate"],
+            f"{name}_episodes": after["episodes"], f"{name}_z": z,
+            f"{name}_p_value": p}
 
 
 RUNNERS = {"grpo": run_grpo, "rft": run_rft, "dpo": run_dpo}
@@ -313,13 +347,25 @@ def run_training(cfg: TrainConfig, resume: bool = False) -> dict:
     out = _prepare_dir(cfg, resume)
     os.environ["TENSORBOARD_LOGGING_DIR"] = str(out / "tensorboard")  # transformers' TensorBoard callback reads it
     accountant = Accountant()
+    sets = [(name, suite) for name, suite in (("heldout", cfg.tasks.heldout),
+                                              ("transfer", cfg.tasks.transfer)) if suite]
+    before, after = {}, {}
     with accountant:
         model_dir = _model_dir(cfg, out)
+        if cfg.eval.before:
+            for name, suite in sets:
+                before[name] = evaluate(cfg, model_dir, suite, out / f"{name}-before", accountant,
+                                        f"{name} (before)")
         trained = RUNNERS[cfg.algorithm](cfg, out, model_dir, accountant, resume)
-        heldout = heldout_eval(cfg, out, accountant)
+        for name, suite in sets:
+            after[name] = evaluate(cfg, out / "final", suite, out / name, accountant, f"{name} (after)")
     compute = accountant.summary()
     (out / "compute.json").write_text(json.dumps(compute, indent=1))
-    results = {"algorithm": cfg.algorithm, "output_dir": str(out), "training": trained, "heldout": heldout,
+    results = {"algorithm": cfg.algorithm, "output_dir": str(out), "training": trained,
+               "heldout": after.get("heldout"), "heldout_before": before.get("heldout"),
+               "transfer": after.get("transfer"), "transfer_before": before.get("transfer"),
+               **before_after(before.get("heldout"), after.get("heldout"), "heldout"),
+               **before_after(before.get("transfer"), after.get("transfer"), "transfer"),
                "compute": compute, "config": dataclasses.asdict(cfg)}
     (out / "results.json").write_text(json.dumps(results, indent=1, default=str))
     return results

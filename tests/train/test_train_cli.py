@@ -115,3 +115,59 @@ def test_grpo_run_kill_9_and_resume(tmp_path):
     assert sum(p["wall_s"] for p in phases.values()) == pytest.approx(results["compute"]["wall_s"], rel=0.05)
     assert list((out / "tensorboard").glob("events.out.tfevents.*"))
     assert (out / "final" / "model.safetensors").exists()
+
+
+RFT_CONFIG = """
+algorithm = "rft"
+output_dir = "{out}"
+[model]
+tiny = true
+tiny_hidden_size = 32
+[tasks]
+train = "logs-count:0-1"
+heldout = "logs-count:heldout:0-1"
+transfer = "one-command:heldout:0-1"
+[env]
+max_steps = 2
+action_format = "bash"
+[rft]
+rounds = 1
+samples_per_task = 2
+[eval]
+max_new_tokens = 12
+"""
+
+
+@pytest.mark.sandbox
+def test_rft_run_measures_before_and_after_on_heldout_and_transfer_sets(tmp_path):
+    out = tmp_path / "run"
+    path = tmp_path / "rft.toml"
+    path.write_text(RFT_CONFIG.format(out=out))
+    res = termrl("train", str(path), "--json")
+    assert res.returncode == 0, res.stderr[-3000:]
+    results = json.loads(res.stdout)
+    for name in ("heldout", "transfer"):
+        before, after = results[f"{name}_before"], results[name]
+        assert before["episodes"] == after["episodes"] == results[f"{name}_episodes"] == 2
+        assert results[f"{name}_pass_rate_before"] == before["pass_rate"]
+        assert results[f"{name}_pass_rate_after"] == after["pass_rate"]
+        assert 0 <= results[f"{name}_p_value"] <= 1
+        assert (out / f"{name}-before").is_dir() and (out / name).is_dir()
+    assert f"heldout (before): 2/2 episodes" in res.stderr  # progress on stderr
+    assert "evaluation" in results["compute"]["phases"] or "generation" in results["compute"]["phases"]
+    round_record = results["training"]["rounds"][0]
+    assert isinstance(round_record["sample_findings"], dict) and isinstance(round_record["heldout_findings"], dict)
+    # the episodes played with the bash format's prompt
+    first = pq.read_table(next((out / "heldout-before").glob("*.parquet"))).to_pylist()[0]
+    assert "```bash block" in json.dumps(first["prompt"])
+
+
+def test_before_after_is_a_two_proportion_test_over_scored_episodes():
+    from termrl.train.run import before_after
+
+    before = {"pass_rate": 0.3, "episodes": 205, "errors": 5}
+    after = {"pass_rate": 0.45, "episodes": 200, "errors": 0}
+    got = before_after(before, after, "heldout")
+    assert got["heldout_pass_rate_before"] == 0.3 and got["heldout_pass_rate_after"] == 0.45
+    assert got["heldout_episodes"] == 200 and got["heldout_z"] > 0 and 0.001 < got["heldout_p_value"] < 0.01
+    assert before_after(before, None, "heldout") == {}
