@@ -6,8 +6,12 @@ task or many task directories in any supported format.
 
 Any suite but a family takes a slice after a colon, so a subset can be checked quickly:
 positions in the suite's stable order (``humaneval:0-39``, ``builtin:0,5,9-12``,
-``DIR:0-9``), or a split (``builtin:test``; for MBPP also its own splits by task id,
-``mbpp:test`` = tasks 11-510, ``mbpp:train``, ``mbpp:validation``, ``mbpp:prompt``).
+``DIR:0-9``), a split (``builtin:test``; for MBPP also its own splits by task id,
+``mbpp:test`` = tasks 11-510, ``mbpp:train``, ``mbpp:validation``, ``mbpp:prompt``), or a
+difficulty (``builtin:easy``, ``medium``, ``hard``).
+
+Suites join with ``+``: ``py-function:heldout:0-99+json-transform:heldout:0-99`` is both, in
+that order (a task named twice is kept once).
 """
 
 from __future__ import annotations
@@ -90,6 +94,8 @@ def directory_entries(root: Path) -> list[Entry]:
     return entries
 
 
+DIFFICULTIES = ("easy", "medium", "hard")
+
 MBPP_SPLITS = {"prompt": range(1, 11), "test": range(11, 511), "validation": range(511, 601),
                "train": range(601, 975)}
 """MBPP's own splits, by task id (Austin et al., 2021; the sanitized set keeps the same ids)."""
@@ -120,14 +126,17 @@ def select(suite: str, entries: list[Entry], selector: str) -> list[Entry]:
         return [e for e in entries if e.id in ids]
     if selector in SPLITS:
         return [e for e in entries if e.task is not None and e.task.meta.split == selector]
+    if selector in DIFFICULTIES:
+        return [e for e in entries if e.task is not None and e.task.meta.difficulty == selector]
     if not selector or not all(part.strip() for part in selector.split(",")):
         splits = ", ".join(SPLITS) + (", or mbpp's: " + ", ".join(MBPP_SPLITS) if suite == "mbpp" else "")
         raise SuiteError(f"suite {suite}:{selector}: after the colon give positions like 0-39 or 1,5,9-12, "
-                         f"or a split ({splits})")
+                         f"a split ({splits}) or a difficulty ({', '.join(DIFFICULTIES)})")
     try:
         positions = parse_seeds(selector, None)
     except SuiteError as e:
-        raise SuiteError(f"suite {suite}:{selector}: {e}; or name a split ({', '.join(SPLITS)})") from None
+        raise SuiteError(f"suite {suite}:{selector}: {e}; or name a split ({', '.join(SPLITS)}) "
+                         f"or a difficulty ({', '.join(DIFFICULTIES)})") from None
     outside = [p for p in positions if p >= len(entries)]
     if outside:
         raise SuiteError(f"suite {suite}:{selector}: position {max(outside)} is past the end; {suite} has "
@@ -136,7 +145,24 @@ def select(suite: str, entries: list[Entry], selector: str) -> list[Entry]:
 
 
 def resolve(suite: str) -> list[Entry]:
-    """The tasks of SUITE, in a stable order (a slice keeps the order it names)."""
+    """The tasks of SUITE, in a stable order (a slice keeps the order it names; a join, its parts')."""
+    whole = _whole(suite)
+    if whole is not None:
+        return whole
+    if "+" in suite:
+        parts = [part.strip() for part in suite.split("+")]
+        if not all(parts):
+            raise SuiteError(f"suite {suite!r}: an empty part around '+'; join suites like "
+                             f"py-function:0-9+builtin:easy")
+        joined: dict[str, Entry] = {}
+        for part in parts:
+            for entry in _resolve_one(part):
+                joined.setdefault(entry.id, entry)
+        return list(joined.values())
+    return _resolve_one(suite)
+
+
+def _resolve_one(suite: str) -> list[Entry]:
     from termrl.tasks import families
 
     whole = _whole(suite)

@@ -62,7 +62,7 @@ def _prepare_dir(cfg: TrainConfig, resume: bool) -> Path:
 
 def _model_dir(cfg: TrainConfig, out: Path) -> Path:
     if not cfg.model.tiny:
-        return Path(cfg.model.path)
+        return Path(cfg.model.path).expanduser()
     init = out / "model-init"
     if not (init / "config.json").exists():
         from termrl.policies.tiny import build_tiny_model
