@@ -103,11 +103,13 @@ def keep(trajectories: Sequence[Trajectory], threshold: float, drop_format_error
     return [t for t in trajectories if verdict(t, threshold, drop_format_errors) == KEPT]
 
 
-def sft_trainer(model_dir: str | Path, trajectories: Sequence[Trajectory], args, output_dir: str | Path):
+def sft_trainer(model_dir: str | Path, trajectories: Sequence[Trajectory], args, output_dir: str | Path,
+                peft_config=None):
     """TRL's ``SFTTrainer`` over ``trajectories``' chats, loss on the policy's replies only.
 
     ``args``: an ``SFTConfig`` with ``assistant_only_loss=True``; its ``output_dir`` is replaced
-    by ``output_dir`` (checkpoints of different rounds must not mix)."""
+    by ``output_dir`` (checkpoints of different rounds must not mix). ``peft_config``: train a
+    LoRA adapter (peft) instead of every weight."""
     from datasets import Dataset
     from transformers import AutoTokenizer
     from trl import SFTTrainer
@@ -124,7 +126,7 @@ def sft_trainer(model_dir: str | Path, trajectories: Sequence[Trajectory], args,
     check_template(tokenizer, rows, template)
     args = dataclasses.replace(args, output_dir=str(output_dir))
     trainer = SFTTrainer(model=str(model_dir), args=args, train_dataset=Dataset.from_list(rows),
-                         processing_class=tokenizer)
+                         processing_class=tokenizer, peft_config=peft_config)
     if len(trainer.train_dataset) == 0:  # TRL drops rows whose replies all lie past max_length
         raise ValueError(f"every episode's replies lie past SFTConfig.max_length={args.max_length} tokens: "
                          "raise max_length to cover the prompt and the first replies")
@@ -132,14 +134,19 @@ def sft_trainer(model_dir: str | Path, trajectories: Sequence[Trajectory], args,
 
 
 def fine_tune(model_dir: str | Path, trajectories: Sequence[Trajectory], args, save_to: str | Path,
-              accountant: Accountant | None = None) -> dict:
+              accountant: Accountant | None = None, peft_config=None) -> dict:
     """SFT ``model_dir`` on ``trajectories`` and save the result (weights and tokenizer) to ``save_to``.
-    Returns {"train_loss", "steps", "rows"}."""
+    A LoRA adapter (``peft_config``) is merged into the weights before saving, so the next round
+    and the evaluation load a plain model directory. Returns {"train_loss", "steps", "rows"}."""
     save_to = Path(save_to)
-    trainer = sft_trainer(model_dir, trajectories, args, save_to.parent / f"{save_to.name}-trainer")
+    trainer = sft_trainer(model_dir, trajectories, args, save_to.parent / f"{save_to.name}-trainer", peft_config)
     with accountant.phase("training") if accountant else nullcontext():
         out = trainer.train()
-    trainer.save_model(str(save_to))
+    if peft_config is not None:
+        trainer.model.merge_and_unload().save_pretrained(str(save_to))
+        trainer.processing_class.save_pretrained(str(save_to))
+    else:
+        trainer.save_model(str(save_to))
     result = {"train_loss": out.training_loss, "steps": out.global_step, "rows": len(trainer.train_dataset)}
     del trainer
     gc.collect()
@@ -159,7 +166,8 @@ def hf_policy_factory(hf_config=None, eval_config=None) -> PolicyFactory:
 
 def rft_round(index: int, model_dir: str | Path, train_tasks: Sequence[Task], heldout_tasks: Sequence[Task],
               sft_args, *, out_dir: str | Path, config: RFTConfig, rollout: RolloutConfig,
-              accountant: Accountant, policy_factory: PolicyFactory, base_dir: str | Path | None = None) -> dict:
+              accountant: Accountant, policy_factory: PolicyFactory, base_dir: str | Path | None = None,
+              peft_config=None) -> dict:
     """One round (1-based ``index``): sample with ``model_dir``'s weights, filter, fine-tune
     (from ``base_dir`` when ``config.from_base``), evaluate. Returns the round's record: round,
     model_in, model_out (the weights the next round samples), sampled, kept, kept_fraction,
@@ -188,7 +196,7 @@ def rft_round(index: int, model_dir: str | Path, train_tasks: Sequence[Task], he
     if kept:
         start = Path(base_dir) if config.from_base and base_dir is not None else model_dir
         model_out = round_dir / "model"
-        result = fine_tune(start, kept, sft_args, model_out, accountant)
+        result = fine_tune(start, kept, sft_args, model_out, accountant, peft_config)
         record.update(train_loss=result["train_loss"], train_steps=result["steps"], train_rows=result["rows"])
     else:
         model_out = model_dir

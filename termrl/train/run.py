@@ -252,7 +252,8 @@ def run_rft(cfg: TrainConfig, out: Path, model_dir: Path, accountant: Accountant
     current = Path(records[-1]["model_out"]) if records else model_dir
     for index in range(len(records) + 1, r.rounds + 1):
         record = rft_round(index, current, _tasks(cfg.tasks.train), heldout, args, out_dir=out / "rft", config=rcfg,
-                           rollout=rollout, accountant=accountant, policy_factory=factory, base_dir=model_dir)
+                           rollout=rollout, accountant=accountant, policy_factory=factory, base_dir=model_dir,
+                           peft_config=_peft(cfg))
         records.append(record)
         current = Path(record["model_out"])
         rounds_file.write_text(json.dumps({"version": 1, "rounds": records}, indent=1))

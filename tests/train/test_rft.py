@@ -107,6 +107,24 @@ def test_fine_tuning_on_kept_episodes_makes_their_replies_more_likely(tiny, tmp_
     assert after > before + 0.5, (before, after)
 
 
+def test_lora_fine_tuning_saves_a_merged_plain_model(tiny, tmp_path):
+    from peft import LoraConfig
+
+    from termrl.policies.hf import HFPolicy
+
+    kept = keep([episode(0)], threshold=1.0)
+    args = sft_args(tmp_path, max_steps=8, learning_rate=5e-2)
+    probe = sft_trainer(tiny, kept, args, tmp_path / "probe")
+    before = _reply_logprob(tiny, probe)
+    lora = LoraConfig(r=4, lora_alpha=8, lora_dropout=0.0, target_modules="all-linear", task_type="CAUSAL_LM")
+    result = fine_tune(tiny, kept, args, tmp_path / "tuned", peft_config=lora)
+    tuned = tmp_path / "tuned"
+    assert result["steps"] == 8 and not (tuned / "adapter_config.json").exists()
+    assert set(_weights(tuned)) == set(_weights(tiny))  # same tensors as the base: the adapter is merged
+    assert _reply_logprob(tuned, probe) > before + 0.1
+    assert HFPolicy(tuned, temperature=0, max_new_tokens=2).model is not None  # loads as a plain model
+
+
 class Mixed:
     """Sample 0 plays the oracle; sample 1 the oracle after planting a conftest.py (a high-severity
     hack that still passes); every other sample submits at once (fails)."""
