@@ -230,6 +230,26 @@ def parse(text: str, workspace: Iterable[str] = ()) -> Parsed:
     return Parsed(Action(ActionKind.SUBMIT))
 
 
+def holds_action(text: str, workspace: Iterable[str] = ()) -> bool:
+    """Whether ``text`` already holds a whole action that ``parse`` would run (a closed tool call, a
+    closed block that acts): a policy may stop generating there, since the rest of a reply is
+    never run. An open ``<tool_call>`` or block, or text with no action yet, is not done.
+
+    >>> holds_action("I will look.\\n```bash\\nls\\n```")
+    True
+    >>> holds_action("I will look.\\n```bash\\nls\\n")
+    False
+    """
+    if "</tool_call>" in text:
+        return True
+    if "<tool_call>" in text:
+        return False
+    try:
+        return bool(_block_actions(text, tuple(workspace)))
+    except FormatError:
+        return False
+
+
 def render_tool_call(action: Action) -> str:
     """``action`` as the tool-call text ``parse`` reads (scripted policies speak it)."""
     if action.kind is ActionKind.COMMAND:

@@ -42,6 +42,9 @@ def eval_cmd(
     temperature: Optional[float] = typer.Option(None, "--temperature", help="Sampling temperature (model policies)."),
     max_new_tokens: Optional[int] = typer.Option(None, "--max-new-tokens", help="Tokens per reply (model policies)."),
     dtype: Optional[str] = typer.Option(None, "--dtype", help="hf: weights dtype: auto, float32 or bfloat16."),
+    stop_at_action: bool = typer.Option(False, "--stop-at-action",
+                                        help="hf: end each reply at its first whole action (the rest is never "
+                                             "run); saves the tokens small models spend explaining."),
     backend: str = typer.Option("bwrap", "--backend", help="Sandbox backend: bwrap, docker or local."),
     action_format: str = typer.Option("tool_call", "--action-format",
                                       help="How the agent is asked to act: tool_call, native, json, bash or "
@@ -81,7 +84,8 @@ def eval_cmd(
             _fail(f"{out / stores.META_NAME} was made with different settings ({', '.join(changed)}: "
                   + ", ".join(f"{old.get(key)!r} now {meta[key]!r}" for key in changed)
                   + "); resume with the same ones or choose another --out")
-    given = (("temperature", temperature), ("max_new_tokens", max_new_tokens), ("dtype", dtype))
+    given = (("temperature", temperature), ("max_new_tokens", max_new_tokens), ("dtype", dtype),
+             ("stop_at_action", stop_at_action or None))
     options = {key: value for key, value in given if value is not None}
     try:
         reward_spec = load_spec(spec)

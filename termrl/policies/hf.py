@@ -57,6 +57,10 @@ class HFConfig:
     max_prompt_tokens: int | None = None
     """Longest prompt; default the model's max positions minus ``max_new_tokens``. Longer
     conversations lose their oldest messages after the first (system) one."""
+    stop_at_action: bool = False
+    """End a reply as soon as it holds a whole action (``termrl.actions.holds_action``, with the
+    turn's task workspace): the environment runs only a reply's first action, and small models
+    spend most of their tokens explaining after it. The reply then has no end-of-turn token."""
 
     def __post_init__(self):
         if self.dtype not in ("auto", "float32", "bfloat16"):
@@ -92,6 +96,30 @@ class _LogprobRecorder:
 
         self._take(drawn)
         return torch.stack(self.steps, 1) if self.steps else torch.zeros(len(drawn), 0)
+
+
+class _StopAtAction:
+    """A stopping criterion: a sequence is done once its reply holds a whole action. Remembers
+    how many tokens each stopped reply had, since the batch pads it from then on."""
+
+    def __init__(self, tokenizer, prompt_len: int, workspaces: list[tuple[str, ...]]):
+        self.tokenizer, self.prompt_len, self.workspaces = tokenizer, prompt_len, workspaces
+        self.lengths: list[int | None] = [None] * len(workspaces)
+
+    def __call__(self, input_ids, scores, **kwargs):
+        import torch
+
+        from termrl.actions import holds_action
+
+        done = torch.zeros(len(self.workspaces), dtype=torch.bool, device=input_ids.device)
+        generated = input_ids[:, self.prompt_len:]
+        for i, workspace in enumerate(self.workspaces):
+            if self.lengths[i] is None:
+                text = self.tokenizer.decode(generated[i], skip_special_tokens=True)
+                if holds_action(text, workspace):
+                    self.lengths[i] = generated.shape[1]
+            done[i] = self.lengths[i] is not None
+        return done
 
 
 def _auto_dtype(path) -> str:
@@ -168,14 +196,23 @@ class HFPolicy:
         prompts = [self.prompt(t.messages, t.tools) for t in turns]
         enc = self.tokenizer.pad({"input_ids": prompts}, return_tensors="pt").to(self.device)
         recorder = _LogprobRecorder()
+        options = self._sampling(recorder)
+        stop = None
+        if self.config.stop_at_action:
+            from transformers import StoppingCriteriaList
+
+            workspaces = [tuple(t.task.workspace) for t in turns]
+            stop = _StopAtAction(self.tokenizer, enc["input_ids"].shape[1], workspaces)
+            options["stopping_criteria"] = StoppingCriteriaList([stop])
         with self._rng():
-            out = self.model.generate(**enc, **self._sampling(recorder))
+            out = self.model.generate(**enc, **options)
         self._batches += 1
         generated = out[:, enc["input_ids"].shape[1]:]
         logprobs = recorder.finish(generated[:, -1])
         gen_s = (time.perf_counter() - start) / len(turns)
-        return [self._reply(row.tolist(), lps.tolist(), len(p), gen_s)
-                for row, lps, p in zip(generated, logprobs, prompts)]
+        lengths = stop.lengths if stop else [None] * len(turns)
+        return [self._reply(row.tolist()[:n], lps.tolist()[:n], len(p), gen_s)
+                for row, lps, p, n in zip(generated, logprobs, prompts, lengths)]
 
     @contextlib.contextmanager
     def _rng(self):

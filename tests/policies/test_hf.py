@@ -164,3 +164,22 @@ def test_native_tools_reach_the_chat_template(tiny_model):
     assert "write_file" not in plain and '"name": "write_file"' in native and "<tools>" in native
     assert policy.generate([replace(TURNS[0], tools=TOOL_SCHEMAS)])[0].prompt_tokens == len(
         policy.prompt(TURNS[0].messages, TOOL_SCHEMAS))
+
+
+def test_replies_can_stop_at_their_first_whole_action(tiny_model):
+    import torch
+
+    from termrl.policies.hf import _StopAtAction
+
+    policy = HFPolicy(tiny_model, temperature=0, max_new_tokens=2)
+    tok = policy.tokenizer
+    texts = ["Look:\n```bash\nls\n```", "Look:\n```bash\nls\n", "```python\ndef f():\n    return 1\n```"]
+    ids = [tok(t, add_special_tokens=False).input_ids for t in texts]
+    width = max(map(len, ids))
+    prompt = [7, 8, 9]
+    batch = torch.tensor([prompt + [tok.pad_token_id] * (width - len(i)) + i for i in ids])
+    # left-padded replies are not what generate makes; pad tokens decode to nothing here either way
+    stop = _StopAtAction(tok, len(prompt), [(), (), ("solution.py",)])
+    assert stop(batch, None).tolist() == [True, False, True]
+    assert stop.lengths == [width, None, width]
+    assert HFPolicy(tiny_model, stop_at_action=True).config.stop_at_action
