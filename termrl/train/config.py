@@ -172,6 +172,9 @@ class EvalSection:
     """Tokens per reply."""
     workers: int = 2
     """Episodes alive at once."""
+    stop_at_action: bool = False
+    """End each sampled reply (RFT, DPO, evaluation) at its first whole action: the environment
+    runs nothing after it, and on a CPU the tokens after it are most of the generation time."""
     before: bool = True
     """Also evaluate the initial model on the held-out (and transfer) tasks, at the same decoding:
     results.json then has ``heldout_pass_rate_before/after`` and the test of the change."""

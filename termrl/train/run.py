@@ -11,7 +11,7 @@ Layout of ``output_dir``::
     tensorboard/       metrics (TensorBoard; W&B too when configured)
     final/             the trained model (and tokenizer)
     heldout-before/    the held-out evaluation of the initial model (eval.before)
-    heldout/           the held-out evaluation at the end
+    heldout/           the held-out evaluation at the end (RFT: its last round's, rft/round-N/heldout)
     transfer-before/, transfer/   the same for tasks.transfer, a set training never touches
     compute.json       where the run's time went, per phase
     results.json       what the run measured
@@ -229,7 +229,8 @@ def _sampling(cfg: TrainConfig, samples: int, temperature: float):
     from termrl.rollout.runner import RolloutConfig
 
     return RolloutConfig(samples=samples, workers=cfg.eval.workers, spec=cfg.spec, env=_env(cfg)), \
-        {"temperature": temperature, "max_new_tokens": cfg.eval.max_new_tokens, "seed": cfg.seed}
+        {"temperature": temperature, "max_new_tokens": cfg.eval.max_new_tokens, "seed": cfg.seed,
+         "stop_at_action": cfg.eval.stop_at_action}
 
 
 def run_rft(cfg: TrainConfig, out: Path, model_dir: Path, accountant: Accountant, resume: bool) -> dict:
@@ -325,6 +326,15 @@ def evaluate(cfg: TrainConfig, model: Path, suite: str, store_dir: Path, account
             "passed": passed, "pass_rate": passed / scored if scored else None}
 
 
+def _after_dir(cfg: TrainConfig, out: Path, name: str, trained: dict) -> Path:
+    """Where the trained model's evaluation of set ``name`` is stored. RFT's last round already played
+    the held-out set with the final weights at the same decoding: its episodes are the evaluation."""
+    rounds = trained.get("rounds") or []
+    if name == "heldout" and cfg.algorithm == "rft" and rounds and rounds[-1].get("heldout_episodes"):
+        return out / "rft" / f"round-{rounds[-1]['round']}" / "heldout"
+    return out / name
+
+
 def before_after(before: dict | None, after: dict | None, name: str) -> dict:
     """``{name}_pass_rate_before/after``, ``{name}_episodes`` and the two-proportion test of the change."""
     from termrl.eval.metrics import two_proportion_z
@@ -359,7 +369,8 @@ def run_training(cfg: TrainConfig, resume: bool = False) -> dict:
                                         f"{name} (before)")
         trained = RUNNERS[cfg.algorithm](cfg, out, model_dir, accountant, resume)
         for name, suite in sets:
-            after[name] = evaluate(cfg, out / "final", suite, out / name, accountant, f"{name} (after)")
+            after[name] = evaluate(cfg, out / "final", suite, _after_dir(cfg, out, name, trained), accountant,
+                                   f"{name} (after)")
     compute = accountant.summary()
     (out / "compute.json").write_text(json.dumps(compute, indent=1))
     results = {"algorithm": cfg.algorithm, "output_dir": str(out), "training": trained,

@@ -152,7 +152,10 @@ def test_rft_run_measures_before_and_after_on_heldout_and_transfer_sets(tmp_path
         assert results[f"{name}_pass_rate_before"] == before["pass_rate"]
         assert results[f"{name}_pass_rate_after"] == after["pass_rate"]
         assert 0 <= results[f"{name}_p_value"] <= 1
-        assert (out / f"{name}-before").is_dir() and (out / name).is_dir()
+        assert (out / f"{name}-before").is_dir()
+    # the last RFT round played the held-out set with the final weights: that is the evaluation after
+    assert (out / "transfer").is_dir() and not (out / "heldout").exists()
+    assert results["heldout"]["episodes"] == results["training"]["rounds"][-1]["heldout_episodes"]
     assert f"heldout (before): 2/2 episodes" in res.stderr  # progress on stderr
     assert "evaluation" in results["compute"]["phases"] or "generation" in results["compute"]["phases"]
     round_record = results["training"]["rounds"][0]
