@@ -1,0 +1,89 @@
+"""The plain prompt-and-run harness that code benchmarks use, as a yardstick for termrl's.
+
+One user message: the task's instruction, then a request for the whole file in a
+```python block. The first such block of the reply (or the whole reply when it has
+none) becomes the task's one Python workspace file, and the task's hidden tests run on
+it in a warm ``VerifierPool``: the same tests and verifier that score a termrl episode.
+No system prompt, no tools, no second turn - what the model can do when nothing in the
+harness stands in its way. ``bench/parity.py`` runs it beside ``termrl eval``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from termrl.protocols import Policy, Task, Turn
+from termrl.verify.pool import VerifierPool
+
+REQUEST = "Reply with the complete contents of `{path}` in one ```python block."
+_PYTHON_BLOCK = re.compile(r"```(?:python|py|python3)?[ \t]*\n(.*?)```", re.S)
+
+
+@dataclass(frozen=True)
+class PlainResult:
+    task_id: str
+    passed: bool
+    reply: str
+    code: str
+
+
+def target_file(task: Task) -> str:
+    """The Python file a plain harness writes: the task's only ``.py`` workspace file."""
+    found = [p for p in task.workspace if p.endswith(".py")]
+    if len(found) != 1:
+        raise ValueError(f"task {task.id}: the plain harness needs exactly one .py workspace file, "
+                         f"found {found or 'none'}")
+    return found[0]
+
+
+def plain_messages(task: Task) -> list[dict]:
+    return [{"role": "user", "content": f"{task.instruction.strip()}\n\n{REQUEST.format(path=target_file(task))}"}]
+
+
+def extract_code(reply: str) -> str:
+    """The first ```python (or untagged) block of ``reply``; the whole reply when there is none.
+
+    >>> extract_code("Here:\\n```python\\ndef f():\\n    return 1\\n```\\nDone.")
+    'def f():\\n    return 1\\n'
+    """
+    m = _PYTHON_BLOCK.search(reply)
+    return m.group(1) if m else reply
+
+
+def run_plain(tasks: Sequence[Task], policy: Policy, workers: int = 2) -> list[PlainResult]:
+    """Each task once: one reply from ``policy``, its code run with the task's hidden tests."""
+    replies = policy.generate([Turn(plain_messages(t), t, step=0) for t in tasks])
+    codes = [extract_code(r.text) for r in replies]
+    with VerifierPool(workers=workers) as pool:
+        evidence = pool.map([(t, {target_file(t): c.encode()}) for t, c in zip(tasks, codes)])
+    return [PlainResult(t.id, e.passed, r.text, c) for t, e, r, c in zip(tasks, evidence, replies, codes)]
+
+
+@dataclass(frozen=True)
+class Parity:
+    """The plain harness beside termrl episodes on the same tasks, model and decoding."""
+
+    tasks: int
+    plain_passed: int
+    termrl_passed: int
+    plain: list[PlainResult]
+    episodes: list
+    """termrl's ``Trajectory`` of each task."""
+
+    @property
+    def gap_points(self) -> float:
+        """How many points of pass@1 termrl loses against the plain harness (negative: gains)."""
+        return 100 * (self.plain_passed - self.termrl_passed) / self.tasks
+
+
+def parity(tasks: Sequence[Task], policy: Policy, env=None, workers: int = 8) -> Parity:
+    """Run ``tasks`` through the plain harness, then as termrl episodes (``env``: an ``EnvConfig``)."""
+    from termrl.env import EnvConfig
+    from termrl.rollout.runner import RolloutConfig, run_rollouts
+
+    plain = run_plain(tasks, policy, workers=min(workers, 2))
+    config = RolloutConfig(workers=workers, max_batch=workers, env=env or EnvConfig(max_steps=3, time_limit_s=3600))
+    episodes = run_rollouts(list(tasks), policy, config)
+    return Parity(len(tasks), sum(r.passed for r in plain), sum(t.passed for t in episodes), plain, episodes)
