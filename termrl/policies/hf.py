@@ -139,7 +139,8 @@ class HFPolicy:
     ``Reply.text`` is the decoded reply with special tokens kept (``<tool_call>`` may be one)
     except eos, pad, ``<|im_end|>`` and ``<|endoftext|>``. ``Reply.tokens`` are the generated
     ids up to and including the first eos; ``Reply.logprobs`` one per token (see
-    ``HFConfig.logprobs``). ``gen_s`` is the batch's wall time divided among its replies."""
+    ``HFConfig.logprobs``); with ``stop_at_action``, a reply stopped at its action ends there, with
+no eos. ``gen_s`` is the batch's wall time divided among its replies."""
 
     def __init__(self, path: str | Path, config: HFConfig | None = None, **options):
         import torch
