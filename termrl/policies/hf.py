@@ -17,6 +17,7 @@ oldest messages after the system prompt; one that still does not fit raises Valu
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import time
 from collections.abc import Sequence
@@ -45,7 +46,7 @@ class HFConfig:
     seed: int | None = None
     """Seeds sampling: batch i of this policy draws from ``seed + i``; the caller's RNG is untouched."""
     dtype: str = "auto"
-    """auto (as saved, except float32 for packed GGUF weights) | float32 | bfloat16."""
+    """auto (as saved, except float32 where that measures faster: ``auto_dtype``) | float32 | bfloat16."""
     device: str = "cpu"
     """cpu | cuda | cuda:N | auto (cuda when available, else cpu)."""
     max_batch: int = 8
@@ -122,15 +123,42 @@ class _StopAtAction:
         return done
 
 
-def _auto_dtype(path) -> str:
-    """float32 for a checkpoint whose weights stay packed GGUF (its kernels compute in float32,
-    so bfloat16 only adds casts: prefill ran 4.2x slower here, bench/hf_dtype.py); otherwise as saved."""
+def auto_dtype(path, device: str = "cpu") -> str:
+    """The dtype ``auto`` loads a checkpoint in: float32 for weights that stay packed GGUF (their
+    kernels compute in float32, so bfloat16 only adds casts), and float32 for a bfloat16/float16
+    checkpoint on a CPU whose half-precision matmul measures slower than float32 (no AVX512-BF16
+    or AMX: 0.7 against 37 GFLOPS on this project's 2-core AVX2 machine, prefill 4.9x slower,
+    bench/hf_dtype.py); otherwise ``auto`` (as saved)."""
     try:
         config = json.loads((Path(path) / "config.json").read_text())
     except (OSError, ValueError):
         return "auto"
     quant = config.get("quantization_config") or {}
-    return "float32" if quant.get("quant_method") == "gguf" else "auto"
+    if quant.get("quant_method") == "gguf":
+        return "float32"
+    saved = config.get("dtype") or config.get("torch_dtype")
+    if str(device).startswith("cpu") and saved in ("bfloat16", "float16") and not half_matmul_is_fast(saved):
+        return "float32"
+    return "auto"
+
+
+@functools.cache
+def half_matmul_is_fast(dtype: str = "bfloat16") -> bool:
+    """Whether this CPU multiplies matrices in ``dtype`` at least as fast as in float32, timed
+    on one 64x256 by 256x256 product per dtype (best of 3; under 0.1 s on a CPU without it)."""
+    import torch
+
+    def best(dt) -> float:
+        a, b = torch.ones(64, 256, dtype=dt), torch.ones(256, 256, dtype=dt)
+        a @ b
+        times = []
+        for _ in range(3):
+            start = time.perf_counter()
+            a @ b
+            times.append(time.perf_counter() - start)
+        return min(times)
+
+    return best(getattr(torch, dtype)) <= best(torch.float32)
 
 
 class HFPolicy:
@@ -153,7 +181,7 @@ no eos. ``gen_s`` is the batch's wall time divided among its replies."""
         self.tokenizer.padding_side = "left"
         if self.tokenizer.pad_token is None:
             self.tokenizer.pad_token = self.tokenizer.eos_token
-        dtype = self.config.dtype if self.config.dtype != "auto" else _auto_dtype(path)
+        dtype = self.config.dtype if self.config.dtype != "auto" else auto_dtype(path, str(self.device))
         dtype = dtype if dtype == "auto" else getattr(torch, dtype)
         self.model = AutoModelForCausalLM.from_pretrained(path, dtype=dtype).to(self.device).eval()
         tok = self.tokenizer

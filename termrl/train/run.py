@@ -202,7 +202,7 @@ def run_grpo(cfg: TrainConfig, out: Path, model_dir: Path, accountant: Accountan
                       max_completion_length=g.max_completion_length, temperature=g.temperature, beta=g.beta,
                       use_vllm=g.use_vllm, vllm_mode=g.vllm_mode)
     tokenizer = AutoTokenizer.from_pretrained(model_dir)
-    model = AutoModelForCausalLM.from_pretrained(model_dir, dtype=_dtype(cfg))
+    model = AutoModelForCausalLM.from_pretrained(model_dir, dtype=_dtype(cfg, model_dir))
     store = TrajectoryStore(out / "rollouts")
     trainer = train_grpo(model, tokenizer, _tasks(cfg.tasks.train), cfg.spec, args, _peft(cfg), accountant,
                          env_config=_env(cfg), workers=g.workers, on_batch=_rollout_recorder(store),
@@ -214,10 +214,17 @@ def run_grpo(cfg: TrainConfig, out: Path, model_dir: Path, accountant: Accountan
             "log": [e for e in trainer.state.log_history if "loss" in e or "reward" in e][-5:]}
 
 
-def _dtype(cfg: TrainConfig):
+def _dtype(cfg: TrainConfig, model_dir):
+    """The configured dtype; ``auto`` as ``termrl.policies.hf.auto_dtype`` measures it for the
+    device training runs on."""
     import torch
 
-    return {"auto": "auto", "float32": torch.float32, "bfloat16": torch.bfloat16}[cfg.model.dtype]
+    from termrl.policies.hf import auto_dtype
+
+    name = cfg.model.dtype
+    if name == "auto":
+        name = auto_dtype(model_dir, "cuda" if torch.cuda.is_available() else "cpu")
+    return {"auto": "auto", "float32": torch.float32, "bfloat16": torch.bfloat16}[name]
 
 
 def _save(trainer, tokenizer, where: Path) -> None:
@@ -230,7 +237,7 @@ def _sampling(cfg: TrainConfig, samples: int, temperature: float):
 
     return RolloutConfig(samples=samples, workers=cfg.eval.workers, spec=cfg.spec, env=_env(cfg)), \
         {"temperature": temperature, "max_new_tokens": cfg.eval.max_new_tokens, "seed": cfg.seed,
-         "stop_at_action": cfg.eval.stop_at_action}
+         "stop_at_action": cfg.eval.stop_at_action, "dtype": cfg.model.dtype}
 
 
 def run_rft(cfg: TrainConfig, out: Path, model_dir: Path, accountant: Accountant, resume: bool) -> dict:
@@ -283,7 +290,7 @@ def run_dpo(cfg: TrainConfig, out: Path, model_dir: Path, accountant: Accountant
     args = DPOConfig(**_common_args(cfg, out), max_steps=d.steps, learning_rate=d.learning_rate, beta=d.beta,
                      per_device_train_batch_size=d.batch_size)
     tokenizer = AutoTokenizer.from_pretrained(model_dir)
-    model = AutoModelForCausalLM.from_pretrained(model_dir, dtype=_dtype(cfg))
+    model = AutoModelForCausalLM.from_pretrained(model_dir, dtype=_dtype(cfg, model_dir))
     trainer = dpo_trainer(model, tokenizer, pairs, args, _peft(cfg))
     with accountant.phase("training"):
         trainer.train(resume_from_checkpoint=str(checkpoint) if checkpoint else None)

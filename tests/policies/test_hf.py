@@ -143,14 +143,37 @@ def test_sampling_rng(tiny_model):
 def test_auto_dtype_is_float32_for_packed_gguf_weights(tmp_path):
     import json
 
-    from termrl.policies.hf import _auto_dtype
+    from termrl.policies.hf import auto_dtype
 
     (tmp_path / "config.json").write_text(json.dumps({"dtype": "bfloat16",
                                                       "quantization_config": {"quant_method": "gguf"}}))
-    assert _auto_dtype(tmp_path) == "float32"
-    (tmp_path / "config.json").write_text(json.dumps({"dtype": "bfloat16"}))
-    assert _auto_dtype(tmp_path) == "auto"
-    assert _auto_dtype(tmp_path / "missing") == "auto"
+    assert auto_dtype(tmp_path) == "float32"
+    (tmp_path / "config.json").write_text(json.dumps({"dtype": "float32"}))
+    assert auto_dtype(tmp_path) == "auto"
+    assert auto_dtype(tmp_path / "missing") == "auto"
+
+
+def test_auto_dtype_follows_the_measured_half_precision_speed(tmp_path, monkeypatch):
+    import json
+
+    from termrl.policies import hf
+
+    (tmp_path / "config.json").write_text(json.dumps({"torch_dtype": "bfloat16"}))
+    monkeypatch.setattr(hf, "half_matmul_is_fast", lambda dtype: False)
+    assert hf.auto_dtype(tmp_path, "cpu") == "float32"
+    assert hf.auto_dtype(tmp_path, "cuda:0") == "auto"
+    monkeypatch.setattr(hf, "half_matmul_is_fast", lambda dtype: True)
+    assert hf.auto_dtype(tmp_path, "cpu") == "auto"
+
+
+def test_half_matmul_speed_is_measured_once():
+    from termrl.policies.hf import half_matmul_is_fast
+
+    half_matmul_is_fast.cache_clear()
+    first = half_matmul_is_fast("bfloat16")
+    assert isinstance(first, bool)
+    assert half_matmul_is_fast("bfloat16") is first
+    assert half_matmul_is_fast.cache_info().hits == 1
 
 
 def test_native_tools_reach_the_chat_template(tiny_model):
