@@ -139,9 +139,9 @@ class Task:
 class TaskFamily(Protocol):
     """A seeded generator of unlimited task variants.
 
-    ``generate(seed)`` is a pure function of the seed. Seeds in ``train_seeds``
-    and ``heldout_seeds`` never overlap, so held-out evaluation is out of the
-    training distribution of seeds.
+    ``generate(seed, level)`` is a pure function of the seed and the difficulty level
+    (1-3; None is the default, 2). Seeds in ``train_seeds`` and ``heldout_seeds`` never
+    overlap, so held-out evaluation is out of the training distribution of seeds.
     """
 
     name: str
@@ -150,7 +150,7 @@ class TaskFamily(Protocol):
     train_seeds: range
     heldout_seeds: range
 
-    def generate(self, seed: int) -> Task: ...
+    def generate(self, seed: int, level: int | None = None) -> Task: ...
 
 
 # --------------------------------------------------------------------------- failures of the harness

@@ -50,12 +50,13 @@ def list_tasks(suite: str = typer.Argument("builtin", help="builtin, humaneval, 
                       ", ".join(r["tags"]) if not r["error"] else f"[red]{r['error']}[/]")
     console.print(table)
     if suite == "builtin":
-        fams = Table(title="task families (use FAMILY:SEEDS as a suite)")
-        for col in ("family", "category", "train seeds", "held-out seeds", "description"):
+        fams = Table(title="task families (use FAMILY:SEEDS as a suite, FAMILY@LEVEL:SEEDS for a level)")
+        for col in ("family", "category", "train seeds", "held-out seeds", "description", "levels"):
             fams.add_column(col)
         for f in families.FAMILIES.values():
+            levels = "\n".join(f"{n}: {text}" for n, text in sorted(f.levels.items()))
             fams.add_row(f.name, f.category, f"{f.train_seeds.start}-{f.train_seeds.stop - 1}",
-                         f"{f.heldout_seeds.start}-{f.heldout_seeds.stop - 1}", f.description)
+                         f"{f.heldout_seeds.start}-{f.heldout_seeds.stop - 1}", f.description, levels)
         console.print(fams)
 
 

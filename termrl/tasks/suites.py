@@ -1,8 +1,9 @@
 """Resolve a SUITE argument into tasks.
 
 SUITE is one of: ``builtin``; ``humaneval``; ``mbpp``; ``FAMILY:SEEDS`` (e.g.
-``logs-count:0-99`` or ``logs-count:heldout:0-99``); or a directory holding one
-task or many task directories in any supported format.
+``logs-count:0-99`` or ``logs-count:heldout:0-99``), at a difficulty level with
+``FAMILY@LEVEL:SEEDS`` (``py-function@1:heldout:0-99``; levels 1-3, 2 the default); or a
+directory holding one task or many task directories in any supported format.
 
 Any suite but a family takes a slice after a colon, so a subset can be checked quickly:
 positions in the suite's stable order (``humaneval:0-39``, ``builtin:0,5,9-12``,
@@ -113,7 +114,7 @@ def _whole(suite: str) -> list[Entry] | None:
             return [Entry(t.id, task=t) for t in loader()]
         except TaskFormatError as e:
             raise SuiteError(str(e)) from None
-    if Path(suite).exists():
+    if _is_dir(suite):
         return directory_entries(Path(suite))
     return None
 
@@ -169,16 +170,18 @@ def _resolve_one(suite: str) -> list[Entry]:
     if whole is not None:
         return whole
     name, sep, seeds = suite.partition(":")
-    if sep and name in families.FAMILIES:
-        family = families.get_family(name)
-        return [Entry(f"{name}-{s}", task=family.generate(s)) for s in parse_seeds(seeds, family)]
+    found = _family_at(name) if sep else None
+    if found:
+        family, level = found
+        tasks = [family.generate(s, level) for s in parse_seeds(seeds, family)]
+        return [Entry(t.id, task=t) for t in tasks]
     base, sep, selector = suite.rpartition(":")
     whole = _whole(base) if sep else None
     if whole is not None:
         return select(base, whole, selector)
     if sep:
         try:
-            families.get_family(name)
+            families.get_family(name.partition("@")[0])
         except KeyError as e:
             raise SuiteError(f"{e.args[0]}; or slice a suite: humaneval:0-39, mbpp:test, builtin:0-9, "
                              f"DIR:0-9") from None
@@ -192,9 +195,9 @@ def find_task(ref: str) -> Task:
     """A task by id (builtin, humaneval-N, mbpp-N, FAMILY-SEED) or by directory path."""
     from termrl.tasks import families
 
-    if Path(ref).is_dir():
+    if _is_dir(ref):
         return load_task(Path(ref))
-    if (BUILTIN_DIR / ref).is_dir():
+    if _is_dir(BUILTIN_DIR / ref):
         return load_task(BUILTIN_DIR / ref)
     for prefix in ("humaneval", "mbpp"):
         if ref.startswith(prefix + "-"):
@@ -202,7 +205,34 @@ def find_task(ref: str) -> Task:
                 if entry.id == ref:
                     return entry.task
     name, _, seed = ref.rpartition("-")
-    if name in families.FAMILIES and seed.isdigit():
-        return families.FAMILIES[name].generate(int(seed))
+    found = _family_at(name) if seed.isdigit() else None
+    if found:
+        return found[0].generate(int(seed), found[1])
     raise SuiteError(f"no task {ref!r}: give a built-in id (see `termrl tasks list`), humaneval-N, "
-                     f"mbpp-N, FAMILY-SEED or a task directory")
+                     f"mbpp-N, FAMILY-SEED, FAMILY@LEVEL-SEED or a task directory")
+
+
+def _is_dir(path) -> bool:
+    """Whether ``path`` names a directory; a name the OS refuses (too long, say: a join of many
+    suites) names none."""
+    try:
+        return Path(path).is_dir()
+    except OSError:
+        return False
+
+
+def _family_at(name: str):
+    """``(family, level)`` for ``FAMILY`` or ``FAMILY@LEVEL``; None when no family has the name.
+    A bad level raises SuiteError naming the levels."""
+    from termrl.tasks import families
+    from termrl.tasks.families.base import DEFAULT_LEVEL, LEVELS
+
+    base, at, level = name.partition("@")
+    if base not in families.FAMILIES:
+        return None
+    if not at:
+        return families.FAMILIES[base], DEFAULT_LEVEL
+    if not level.isdigit() or int(level) not in LEVELS:
+        raise SuiteError(f"family {base}: level {level!r} does not exist; use {base}@1, {base}@2 or "
+                         f"{base}@3 (1 easiest, {DEFAULT_LEVEL} the default)")
+    return families.FAMILIES[base], int(level)

@@ -10,10 +10,17 @@ Hidden tests call the function in a separate Python process (so the agent's code
 touch the test process) on many unseen inputs, random and edge cases, and compare a
 type-exact canonical form (``type(x) is int``, lists vs tuples, bool vs int...) of each result
 with the reference value computed at generation time.
+
+Levels: 1 checks ordinary inputs only (no hidden edge-case test; the instruction says so);
+2 is the family as it always was (ordinary and edge-case inputs, a stub to fill in); 3 gives
+no stub (the module is the agent's to create) and adds a distractor: ``MODULE_v1.py`` holds
+an earlier version of the function with different parameters, which must be left unchanged
+(a hidden test checks its bytes) and must not be what the new module does.
 """
 
 from __future__ import annotations
 
+import hashlib
 import random
 import string
 from dataclasses import dataclass
@@ -616,11 +623,24 @@ def run_cases(tmp_path, cases):
 @pytest.mark.core
 def test_unseen_inputs(tmp_path):
     run_cases(tmp_path, CONFIG["core"])
+'''
 
+EDGE_TEST = r'''
 
 @pytest.mark.boundary
 def test_edge_cases(tmp_path):
     run_cases(tmp_path, CONFIG["edge"])
+'''
+
+KEEP_TEST = r'''
+
+@pytest.mark.boundary
+def test_earlier_version_left_unchanged():
+    import hashlib
+
+    kept = WORKDIR / CONFIG["keep"]
+    assert kept.is_file(), CONFIG["keep"] + " was deleted"
+    assert hashlib.sha256(kept.read_bytes()).hexdigest() == CONFIG["keep_sha256"], CONFIG["keep"] + " was changed"
 '''
 
 
@@ -630,8 +650,14 @@ class PyFunction(Family):
     description = ("Implement a Python function from a seeded, parameterized specification; hidden "
                    "tests check many unseen and edge-case inputs with exact types.")
     difficulty = "easy"
+    levels = {
+        1: "ordinary inputs only: no hidden edge-case test, and the instruction says so",
+        2: "the family as it always was: ordinary and edge-case inputs, a stub to fill in",
+        3: "no stub, and an earlier version of the function with other parameters in MODULE_v1.py "
+           "that must stay unchanged (a distractor); ordinary and edge-case inputs",
+    }
 
-    def build(self, rng: random.Random, seed: int) -> dict:
+    def build(self, rng: random.Random, seed: int, level: int) -> dict:
         tmpl = rng.choice(TEMPLATES)
         t = tmpl(rng)
         module = rng.choice(["solution", "funcs", "kata", "mylib", "helpers", "impl"])
@@ -664,8 +690,11 @@ class PyFunction(Family):
         stub = (f'{imports}\n\ndef {fname}({t.params}) -> {t.ret}:\n'
                 f'    """{_doc_line(t.desc)}"""\n'
                 f'    raise NotImplementedError\n')
+        where = "(a stub is there)" if level < 3 else "(create the file)"
+        checked = ("many other ordinary inputs" if level == 1 else
+                   "many other inputs, including edge cases")
         instruction = f"""\
-Implement the function `{fname}` in `{path}` (a stub is there):
+Implement the function `{fname}` in `{path}` {where}:
 
     def {fname}({t.params}) -> {t.ret}
 
@@ -677,18 +706,45 @@ Examples:
 
 Return exactly the type described (e.g. a real `int`, `str`, `list` or `bool`, not a subclass
 or a look-alike). Use only the Python 3.11 standard library. Your function will be checked on
-many other inputs, including edge cases.
+{checked}.
 """
         solution = "#!/bin/bash\nset -e\n" + heredoc(path, (imports + "\n\n" if imports else "") + src)
         config = {"module": module, "function": fname, "core": core, "edge": edge,
                   "harness": HARNESS}
+        workspace = {path: stub.lstrip("\n")}
+        body = TEST_BODY + EDGE_TEST
+        if level == 1:
+            config["edge"], body = [], TEST_BODY
+        elif level == 3:
+            keep, text = self._earlier_version(tmpl, t, module, seed)
+            del workspace[path]
+            workspace[keep] = text
+            config.update(keep=keep, keep_sha256=hashlib.sha256(text.encode()).hexdigest())
+            body += KEEP_TEST
+            instruction += (f"\n`{keep}` holds an earlier version of `{fname}` with a different "
+                            f"specification; other code still imports it. Leave it unchanged: the new "
+                            f"function goes in `{path}` and follows the specification above.\n")
         return {
             "instruction": instruction,
-            "workspace": files({path: stub.lstrip("\n")}),
-            "tests": files({"test_function.py": hidden_test_source(config, TEST_BODY)}),
+            "workspace": files(workspace),
+            "tests": files({"test_function.py": hidden_test_source(config, body)}),
             "solution": solution,
             "tags": ["python", "function", tmpl.__name__[2:]],
         }
+
+    def _earlier_version(self, tmpl, t: FunctionTemplate, module: str, seed: int) -> tuple[str, str]:
+        """``MODULE_v1.py``: the same kind of function drawn again with other parameters (redrawn
+        until its reference body differs), under the same name: a plausible thing to copy."""
+        extra = random.Random(f"{self.name}@3:{seed}")
+        for _ in range(50):
+            old = tmpl(extra)
+            if old.body != t.body:
+                break
+        text = (f'"""Version 1 of {t.fname}, kept for the callers that still import it."""\n'
+                f"{old.imports}\n\n"
+                f"def {t.fname}({old.params}) -> {old.ret}:\n"
+                f'    """{_doc_line(old.desc)}"""\n' + old.body)
+        return f"{module}_v1.py", text
 
 
 def _copy(x):
