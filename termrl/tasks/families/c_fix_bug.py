@@ -8,11 +8,20 @@ missing semicolon, undeclared identifier, missing return) and where it is inject
 Hidden tests compile the agent's file with ``gcc -std=c11 -Wall -Werror -O2`` and run it
 on unseen inputs (random and edge cases), comparing stdout with values computed in Python
 at generation time.
+
+Levels: 1 names the line and the function of the bug, and adds ``check.sh`` with the edge
+cases in ``cases/`` (inputs and expected outputs), so the hidden edge cases are no longer
+hidden; fewer unseen ordinary inputs are checked. 2 is the family as it always was. 3 injects
+a second bug (one stops compilation, the other breaks the results, so a clean compile is not
+the end), puts a working sibling program that must stay byte-identical next to it, and adds
+a step: build the program and save its output for ``batch_input.txt`` in ``batch_output.txt``.
 """
 
 from __future__ import annotations
 
+import hashlib
 import random
+import re
 import string
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -23,6 +32,8 @@ from .base import Family, files
 
 BUG_KINDS = ["off_by_one", "wrong_operator", "missing_semicolon", "undeclared_identifier",
              "missing_return"]
+COMPILE_KINDS = {"missing_semicolon", "undeclared_identifier", "missing_return"}
+"""The bug kinds that stop compilation; the others compile and compute wrong results."""
 C_WORDS = {"int", "for", "if", "do", "while", "char", "long", "return", "static", "const",
            "void", "size_t", "putchar", "printf", "scanf", "fgets", "strlen", "main", "stdin",
            "unsigned", "sizeof", "else", "case", "cout"}
@@ -530,10 +541,11 @@ int main(void) {
 TEMPLATES = [T_SUMMAX, T_RANGE, T_HASH, T_PRIMES, T_REVERSE, T_DIGITS, T_HIST]
 
 
-def render(tmpl: CProgramTemplate, names: dict, consts: dict, bug_site: int | None) -> str:
+def render(tmpl: CProgramTemplate, names: dict, consts: dict, bugs: tuple[int, ...] = ()) -> str:
+    """The program with the bug sites in ``bugs`` broken and every other site correct."""
     src = tmpl.source
     for i, (_kind, good, bad) in enumerate(tmpl.sites):
-        src = src.replace(f"@{i}@", bad if i == bug_site else good)
+        src = src.replace(f"@{i}@", bad if i in bugs else good)
     assert "@" not in src
     return Template(src).substitute({**names, **{k: str(v) for k, v in consts.items()}})
 
@@ -584,6 +596,50 @@ def test_edge_cases(binary, stdin, expected):
     assert run(binary, stdin).rstrip("\n") == expected.rstrip("\n")
 '''
 
+LEVEL_3_TESTS = r'''
+
+@pytest.mark.core
+def test_batch_output_saved():
+    saved = WORKDIR / CONFIG["batch_output"]
+    assert saved.is_file(), CONFIG["batch_output"] + " was not created"
+    assert saved.read_text(errors="replace").rstrip("\n") == CONFIG["batch_expected"].rstrip("\n")
+
+
+@pytest.mark.boundary
+def test_other_program_left_unchanged():
+    import hashlib
+
+    kept = WORKDIR / CONFIG["keep"]
+    assert kept.is_file(), CONFIG["keep"] + " was deleted"
+    assert hashlib.sha256(kept.read_bytes()).hexdigest() == CONFIG["keep_sha256"], CONFIG["keep"] + " was changed"
+'''
+
+CHECK_SCRIPT = """\
+#!/bin/bash
+# Builds PROG from SRC and runs it on every cases/NAME.in, comparing what it prints with cases/NAME.out.
+gcc -std=c11 -Wall -Werror -O2 -o PROG SRC || { echo "compilation failed"; exit 1; }
+failed=0
+for input in cases/*.in; do
+    expected="${input%.in}.out"
+    if ./PROG < "$input" | diff -q - "$expected" > /dev/null; then
+        echo "PASS $input"
+    else
+        echo "FAIL $input: expected (<) vs printed (>):"
+        ./PROG < "$input" | diff "$expected" - | head -n 8
+        failed=1
+    fi
+done
+exit $failed
+"""
+
+
+def bug_location(buggy: str, fixed: str) -> tuple[int, str]:
+    """(line number, enclosing function) of the first line where ``buggy`` differs from ``fixed``."""
+    bad, good = buggy.splitlines(), fixed.splitlines()
+    at = next(i for i, (b, g) in enumerate(zip(bad, good)) if b != g)
+    header = next(line for line in reversed(bad[:at + 1]) if re.match(r"\w.*\(.*\{$", line))
+    return at + 1, re.search(r"(\w+)\(", header).group(1)
+
 
 class CFixBug(Family):
     name = "c-fix-bug"
@@ -591,8 +647,15 @@ class CFixBug(Family):
     description = ("Fix the single injected bug (off-by-one, wrong operator, missing semicolon, "
                    "undeclared identifier, missing return) in a small generated C program.")
     difficulty = "medium"
+    levels = {  # noqa: RUF012 (read-only, declared by Family)
+        1: "the instruction names the bug's line and function, and check.sh runs the program on the "
+           "edge cases given in cases/ (so none is hidden); fewer unseen ordinary inputs",
+        2: "the family as it always was: one bug, found from the description, an example and gcc",
+        3: "two bugs (one stops compilation, one breaks the results), a working sibling program that "
+           "must stay unchanged, and an extra step: save the output for batch_input.txt",
+    }
 
-    def build(self, rng: random.Random, seed: int) -> dict:
+    def build(self, rng: random.Random, seed: int, level: int) -> dict:
         kind = rng.choice(BUG_KINDS)
         tmpl = rng.choice(TEMPLATES)
         names = {ph: rng.choice(pool) for ph, pool in tmpl.names.items()}
@@ -605,14 +668,27 @@ class CFixBug(Family):
         bug_site = rng.choice(sites)
         fname = rng.choice(tmpl.files)
         src_path = f"{fname}.c"
-        fixed = render(tmpl, names, consts, None)
-        buggy = render(tmpl, names, consts, bug_site)
         core, edge = tmpl.gen(rng, consts)
+        # Every draw of level 2 is done; the other levels draw from their own generator.
+        extra = random.Random(f"{self.name}@{level}:{seed}")
+        bugs = (bug_site,) if level < 3 else (bug_site, self._second_bug(extra, tmpl, kind))
+        fixed = render(tmpl, names, consts)
+        buggy = render(tmpl, names, consts, bugs)
         example = core[0]
-        cases = ([{"mark": "core", "in": i, "out": tmpl.run(consts, i)} for i in core[1:]]
+        unseen = core[1:3] if level == 1 else core[1:]
+        cases = ([{"mark": "core", "in": i, "out": tmpl.run(consts, i)} for i in unseen]
                  + [{"mark": "boundary", "in": i, "out": tmpl.run(consts, i)} for i in edge])
         purpose, inp, out = tmpl.describe(consts)
         ex_out = tmpl.run(consts, example)
+        if level == 1:
+            line, func = bug_location(buggy, fixed)
+            bug_text = (f"The program contains exactly one bug, at line {line} (in the function "
+                        f"`{func}`): it either fails to compile or computes wrong results.")
+        elif level == 3:
+            bug_text = ("The program contains exactly two bugs: one makes it fail to compile, the "
+                        "other makes it compute wrong results.")
+        else:
+            bug_text = "The program contains exactly one bug: it either fails to compile or computes wrong results."
         instruction = f"""\
 `{src_path}` is a small C program that {purpose}.
 
@@ -627,7 +703,7 @@ it must print
 
 {md_code(ex_out.rstrip(chr(10)))}
 
-The program contains exactly one bug: it either fails to compile or computes wrong results.
+{bug_text}
 Fix `{src_path}` in place so that it compiles without errors or warnings with
 
     gcc -std=c11 -Wall -Werror -O2 -o {fname} {src_path}
@@ -637,13 +713,53 @@ Keep the program's input and output format unchanged.
 """
         solution = "#!/bin/bash\nset -e\n" + heredoc(src_path, fixed)
         config = {"source": src_path, "cases": cases}
+        workspace = {src_path: buggy, "example_input.txt": example}
+        body, executable = TEST_BODY, ()
+        tags = ["c", "debugging", "gcc", kind, tmpl.key]
+        if level == 1:
+            workspace["check.sh"] = CHECK_SCRIPT.replace("PROG", fname).replace("SRC", src_path)
+            executable = ("check.sh",)
+            shown = [("example", example)] + [(f"edge_{k + 1}", i) for k, i in enumerate(edge)]
+            for name, text in shown:
+                workspace[f"cases/{name}.in"] = text
+                workspace[f"cases/{name}.out"] = tmpl.run(consts, text)
+            instruction += ("\n`bash check.sh` builds the program and runs it on every input in `cases/` "
+                            "(`NAME.in`), comparing what it prints with the expected output (`NAME.out`). "
+                            "The program will be checked on these cases and on a few other ordinary "
+                            "inputs.\n")
+        elif level == 3:
+            keep, keep_text = self._sibling(extra, tmpl)
+            batch = tmpl.gen(extra, consts)[0][0]
+            workspace.update({keep: keep_text, "batch_input.txt": batch})
+            config.update(batch_output="batch_output.txt", batch_expected=tmpl.run(consts, batch), keep=keep,
+                          keep_sha256=hashlib.sha256(keep_text.encode()).hexdigest())
+            body += LEVEL_3_TESTS
+            solution += (f"gcc -std=c11 -Wall -Werror -O2 -o {fname} {src_path}\n"
+                         f"./{fname} < batch_input.txt > batch_output.txt\n")
+            tags.append(tmpl.sites[bugs[1]][0])
+            instruction += (f"\nThen build it with that command, run it on the input in `batch_input.txt` "
+                            f"and save what it prints in `batch_output.txt`.\n\n`{keep}` is another program "
+                            f"of the same project; it works as intended: leave it unchanged.\n")
         return {
             "instruction": instruction,
-            "workspace": files({src_path: buggy, "example_input.txt": example}),
-            "tests": files({"test_program.py": hidden_test_source(config, TEST_BODY)}),
+            "workspace": files(workspace, executable),
+            "tests": files({"test_program.py": hidden_test_source(config, body)}),
             "solution": solution,
-            "tags": ["c", "debugging", "gcc", kind, tmpl.key],
+            "tags": tags,
         }
+
+    @staticmethod
+    def _second_bug(extra: random.Random, tmpl: CProgramTemplate, kind: str) -> int:
+        """A bug site of the other class than ``kind``: a compile error pairs with a wrong result."""
+        other = [i for i, s in enumerate(tmpl.sites) if (s[0] in COMPILE_KINDS) != (kind in COMPILE_KINDS)]
+        return extra.choice(other)
+
+    @staticmethod
+    def _sibling(extra: random.Random, tmpl: CProgramTemplate) -> tuple[str, str]:
+        """A working program of another template, with its own names: ``(path, source)``."""
+        sib = extra.choice([t for t in TEMPLATES if t is not tmpl])
+        names = {ph: extra.choice(pool) for ph, pool in sib.names.items()}
+        return extra.choice(sib.files) + ".c", render(sib, names, sib.consts(extra))
 
 
 FAMILY = CFixBug()

@@ -8,14 +8,23 @@ sorted by value, JSON object, TSV, `group: value` text), number formatting, and 
 Hidden tests: the output for the workspace CSV is checked against values computed at
 generation time, and the agent's program is re-run on fresh CSVs (different rows, column
 order and extra columns; header-only, single-row, everything-filtered edge cases).
+
+Levels: 1 drops the row filter, shrinks every input to 8-15 rows, keeps only the header-only
+edge case and tips the agent off to Python's csv module. 2 is the family as it always was. 3
+grows the inputs (200-400 rows in the workspace), adds a second run on a spreadsheet export
+(UTF-8 BOM, CRLF), adds hidden edge cases (multi-line quoted fields, BOM+CRLF, look-alike
+column names such as `old_<group>` placed first) and puts an older export and last year's
+report in the workspace, which the hidden tests check were left byte-for-byte alone.
 """
 
 from __future__ import annotations
 
 import csv
+import hashlib
 import io
+import json
 import random
-from decimal import Decimal
+from decimal import ROUND_HALF_UP, Decimal
 
 from ._common import heredoc, hidden_test_source
 from .base import Family, files
@@ -39,6 +48,7 @@ STATUSES = [["ok", "failed", "pending"], ["paid", "refunded", "open"],
             ["active", "inactive", "Active"], ["done", "todo", "blocked"]]
 NOTES = ["", "rush order", "see ticket, urgent", 'said "hi"', "n/a", "ok; checked", "café",
          "follow-up, then close", "—"]
+MULTILINE_NOTES = ["", "line one\nline two", 'called back,\nsaid "later"', "a\n\nb", "n/a"]
 OPS = {"sum": "the sum of the `{v}` values", "mean": "the arithmetic mean of the `{v}` values",
        "max": "the largest `{v}` value", "min": "the smallest `{v}` value",
        "median": "the median of the `{v}` values", "count": "the number of rows"}
@@ -75,7 +85,7 @@ def make_spec(rng: random.Random) -> dict:
             extras.append("status")
     elif fkind != "none":
         col = rng.choice([value, other])
-        name, kind, lo, hi = col
+        name, _kind, lo, hi = col
         t = Decimal(rng.randint(lo + (hi - lo) // 5, hi - (hi - lo) // 4))
         filt.update(column=name, threshold=str(t))
         statuses = rng.choice(STATUSES)
@@ -166,9 +176,9 @@ def risky_ties(spec: dict, expected: list[list]) -> bool:
     return len(set(vals)) != len(vals)
 
 
-def to_csv(rows: list[dict], cols: list[str], delim: str) -> str:
+def to_csv(rows: list[dict], cols: list[str], delim: str, newline: str = "\n") -> str:
     buf = io.StringIO()
-    w = csv.writer(buf, delimiter=delim, lineterminator="\n")
+    w = csv.writer(buf, delimiter=delim, lineterminator=newline)
     w.writerow(cols)
     for r in rows:
         w.writerow([r[c] for c in cols])
@@ -181,6 +191,55 @@ def make_case(rng: random.Random, spec: dict, n: int, groups=None) -> tuple[str,
         expected = aggregate(spec, rows)
         if not risky_ties(spec, expected):
             return to_csv(rows, columns_for(rng, spec), spec["delim"]), expected
+
+
+def make_odd_case(rng: random.Random, spec: dict, n: int, odd: str) -> tuple[str, list]:
+    """A level-3 input with at least one counted group and one oddity: ``multiline`` quoted
+    notes, a ``bom_crlf`` spreadsheet export (group column first, so the BOM sticks to its
+    name), or ``lookalike`` columns whose names contain the real ones, placed first."""
+    while True:
+        rows = make_rows(rng, spec, n, spec["groups"])
+        expected = aggregate(spec, rows)
+        if expected and not risky_ties(spec, expected):
+            break
+    cols = columns_for(rng, spec)
+    g, (v, kind, lo, hi) = spec["group"], spec["value"]
+    if odd == "multiline":
+        for r in rows:
+            r["note"] = rng.choice(MULTILINE_NOTES)
+        if "note" not in cols:
+            cols.insert(rng.randint(0, len(cols)), "note")
+    elif odd == "bom_crlf":
+        cols.remove(g)
+        cols.insert(0, g)
+        return "\ufeff" + to_csv(rows, cols, spec["delim"], "\r\n"), expected
+    elif odd == "lookalike":
+        for r in rows:
+            r[f"old_{g}"] = rng.choice(spec["groups"])
+            r[f"{v}_est"] = fmt_value(rand_value(rng, kind, lo, hi), kind)
+        cols = [f"{v}_est", f"old_{g}"] + cols
+    return to_csv(rows, cols, spec["delim"]), expected
+
+
+def render(spec: dict, expected: list[list]) -> str:
+    """``expected`` written in the task's output format, as the reference program writes it."""
+    def text(v: str) -> str:
+        if spec["dec"]:
+            return str(Decimal(v).quantize(Decimal("0.01"), rounding=ROUND_HALF_UP))
+        return str(int(Decimal(v)))
+
+    fmt = spec["format"]
+    if fmt == "json":
+        return json.dumps({g: float(text(v)) if spec["dec"] else int(Decimal(v))
+                           for g, v, _ in expected}, ensure_ascii=False)
+    if fmt.startswith("csv"):
+        buf = io.StringIO()
+        w = csv.writer(buf, lineterminator="\n")
+        w.writerow([spec["group"], spec["out_name"]])
+        w.writerows([g, text(v)] for g, v, _ in expected)
+        return buf.getvalue()
+    sep = "\t" if fmt == "tsv" else ": "
+    return "".join(f"{g}{sep}{text(v)}\n" for g, v, _ in expected)
 
 
 # --------------------------------------------------------------------------- text
@@ -346,7 +405,7 @@ def test_program_on_edge_cases(tmp_path, text, expected):
 '''
 
 
-def solver_source(spec: dict) -> str:
+def solver_source(spec: dict, encoding: str = "utf-8") -> str:
     f = spec["filter"]
     if f["kind"] == "status":
         keep_expr = f"r['status'] == {f['value']!r}"
@@ -400,7 +459,7 @@ def text(v):
 
 def main():
     src, dst = sys.argv[1], sys.argv[2]
-    with open(src, newline="", encoding="utf-8") as fh:
+    with open(src, newline="", encoding="{encoding}") as fh:
         rows = list(csv.DictReader(fh, delimiter=DELIM))
     groups = {{}}
     for r in rows:
@@ -434,15 +493,101 @@ main()
 '''
 
 
+LEVEL3_TESTS = r"""
+
+@pytest.mark.core
+def test_spreadsheet_export_output():
+    p = WORKDIR / CONFIG["second_output"]
+    assert p.is_file(), f"{CONFIG['second_output']} is missing"
+    check(p.read_text(encoding="utf-8"), CONFIG["second_expected"])
+
+
+@pytest.mark.core
+def test_other_files_left_alone():
+    import hashlib
+
+    for path, digest in CONFIG["untouched"].items():
+        p = WORKDIR / path
+        assert p.is_file(), f"{path} was removed; it is not part of the task"
+        assert hashlib.sha256(p.read_bytes()).hexdigest() == digest, f"{path} was changed"
+"""
+
+WS_ROWS = {1: (8, 15), 2: (25, 60), 3: (200, 400)}
+"""Rows of the workspace CSV, per level."""
+CASE_ROWS = {1: (8, 15), 2: (20, 70), 3: (100, 250)}
+"""Rows of each fresh CSV the hidden tests run the program on, per level."""
+
+
+def workspace_case(rng: random.Random, spec: dict, rows: tuple[int, int]) -> tuple[str, list]:
+    """An input with at least two counted groups."""
+    while True:
+        text, expected = make_case(rng, spec, rng.randint(*rows))
+        if len(expected) >= 2:
+            return text, expected
+
+
+def hidden_cases(rng: random.Random, spec: dict, level: int) -> list[dict]:
+    """The fresh inputs of the hidden tests: random ones (core), then edge cases (boundary).
+    Level 1 has only the header-only edge case; level 3 adds multi-line fields, a BOM+CRLF
+    export and look-alike column names."""
+    cases = []
+    for i in range(3 if level == 3 else 2):
+        t, e = make_case(rng, spec, rng.randint(*CASE_ROWS[level]))
+        cases.append({"id": f"random{i}", "mark": "core", "text": t, "expected": e})
+    if level == 1:
+        t, e = make_case(rng, spec, 0)
+        return cases + [{"id": "header_only", "mark": "boundary", "text": t, "expected": e}]
+    tricky_groups = spec["groups"] + [g for g in ("Austin, TX", "São Paulo", 'the "best"')
+                                      if g not in spec["groups"]]
+    t, e = make_case(rng, spec, rng.randint(15, 30), tricky_groups)
+    cases.append({"id": "quoted_and_unicode_groups", "mark": "boundary", "text": t,
+                  "expected": e})
+    t, e = make_case(rng, spec, 0)
+    cases.append({"id": "header_only", "mark": "boundary", "text": t, "expected": e})
+    while True:
+        t, e = make_case(rng, spec, 1)
+        if e or spec["filter"]["kind"] != "none":
+            break
+    cases.append({"id": "single_row", "mark": "boundary", "text": t, "expected": e})
+    if spec["filter"]["kind"] != "none":
+        for _ in range(200):
+            t, e = make_case(rng, spec, rng.randint(2, 6))
+            if not e:
+                cases.append({"id": "everything_filtered_out", "mark": "boundary",
+                              "text": t, "expected": e})
+                break
+    if level == 3:
+        for odd in ("multiline", "bom_crlf", "lookalike"):
+            t, e = make_odd_case(rng, spec, rng.randint(20, 40), odd)
+            cases.append({"id": f"{odd}_fields" if odd == "multiline" else odd,
+                          "mark": "boundary", "text": t, "expected": e})
+    return cases
+
+
+def sha256(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
 class CsvAggregate(Family):
     name = "csv-aggregate"
     category = "data"
     description = ("Write a program that groups a CSV by a column and aggregates a numeric column "
                    "(sum/mean/max/min/median/count, optional filter) into a specified format.")
     difficulty = "medium"
+    levels = {  # noqa: RUF012 (read-only, declared by Family)
+        1: "No row filter, 8-15-row inputs, hidden tests with only ordinary inputs plus the "
+           "header-only file, and a tip that Python's csv module reads the quoting.",
+        2: "The family as it always was: a 25-60-row CSV, an optional row filter, hidden fresh "
+           "CSVs plus quoted/unicode-group, header-only, single-row and all-filtered edge cases.",
+        3: "200-400-row inputs, a second file to run on (a spreadsheet export with a UTF-8 BOM "
+           "and CRLF), more hidden edge cases (multi-line quoted fields, BOM+CRLF, look-alike "
+           "column names), and an older export and last year's report to leave untouched.",
+    }
 
-    def build(self, rng: random.Random, seed: int) -> dict:
+    def build(self, rng: random.Random, seed: int, level: int) -> dict:
         spec = make_spec(rng)
+        if level == 1:
+            spec["filter"] = {"kind": "none"}
         program = rng.choice(["aggregate", "summarize.py", "rollup.sh", "group_stats",
                               "make_report", "agg.py"])
         in_ext = ".tsv" if spec["delim"] == "\t" else ".csv"
@@ -453,33 +598,29 @@ class CsvAggregate(Family):
         out_name = rng.choice(["summary", "by_group", "result"])
         in_path, out_path = f"{in_dir}/{in_name}{in_ext}", f"{out_dir}/{out_name}{out_ext}"
 
-        while True:
-            ws_text, ws_expected = make_case(rng, spec, rng.randint(25, 60))
-            if len(ws_expected) >= 2:
-                break
-        cases = []
-        for i in range(2):
-            t, e = make_case(rng, spec, rng.randint(20, 70))
-            cases.append({"id": f"random{i}", "mark": "core", "text": t, "expected": e})
-        tricky_groups = spec["groups"] + [g for g in ("Austin, TX", "São Paulo", 'the "best"')
-                                          if g not in spec["groups"]]
-        t, e = make_case(rng, spec, rng.randint(15, 30), tricky_groups)
-        cases.append({"id": "quoted_and_unicode_groups", "mark": "boundary", "text": t,
-                      "expected": e})
-        t, e = make_case(rng, spec, 0)
-        cases.append({"id": "header_only", "mark": "boundary", "text": t, "expected": e})
-        while True:
-            t, e = make_case(rng, spec, 1)
-            if e or spec["filter"]["kind"] != "none":
-                break
-        cases.append({"id": "single_row", "mark": "boundary", "text": t, "expected": e})
-        if spec["filter"]["kind"] != "none":
-            for _ in range(200):
-                t, e = make_case(rng, spec, rng.randint(2, 6))
-                if not e:
-                    cases.append({"id": "everything_filtered_out", "mark": "boundary",
-                                  "text": t, "expected": e})
+        ws_text, ws_expected = workspace_case(rng, spec, WS_ROWS[level])
+        cases = hidden_cases(rng, spec, level)
+        workspace = {in_path: ws_text}
+        config_extra: dict = {}
+        runs, run_also = [(in_path, out_path)], ""
+        if level == 3:
+            in_path2 = f"{in_dir}/{in_name}_excel{in_ext}"
+            out_path2 = f"{out_dir}/{out_name}_excel{out_ext}"
+            while True:
+                text2, expected2 = make_odd_case(rng, spec, rng.randint(*WS_ROWS[3]), "bom_crlf")
+                old_text, old_expected = workspace_case(rng, spec, WS_ROWS[3])
+                if len(expected2) >= 2 and ws_expected != old_expected != expected2:
                     break
+            untouched = {f"{in_dir}/{in_name}_old{in_ext}": old_text,
+                         f"{out_dir}/{out_name}_last_year{out_ext}": render(spec, old_expected)}
+            workspace.update({in_path2: text2, **untouched})
+            config_extra = {"second_output": out_path2, "second_expected": expected2,
+                            "untouched": {path: sha256(text) for path, text in untouched.items()}}
+            runs.append((in_path2, out_path2))
+            run_also = (f"\nAlso run it on `{in_path2}` (a spreadsheet export) with the output "
+                        f"path\n`{out_path2}`. The other files already in the workspace (an "
+                        f"older export, last\nyear's report) are not part of this job: leave "
+                        f"them exactly as they are.\n")
 
         value = spec["value"][0]
         what = OPS[spec["op"]].format(v=value)
@@ -487,11 +628,18 @@ class CsvAggregate(Family):
         if spec["op"] == "median":
             extra = ("The median of an even number of values is the mean of the two middle "
                      "values. ")
+        about_input = {
+            1: "\nTip: Python's `csv` module (`csv.DictReader`) reads this quoting for you.\n",
+            2: "",
+            3: ("\nQuoted fields may also contain line breaks. Some input files are spreadsheet "
+                "exports:\nthey start with a UTF-8 byte-order mark (not part of the first "
+                "column's name) and end\ntheir lines with CRLF.\n"),
+        }[level]
         instruction = f"""\
 `{in_path}` is a {DELIM_NAME[spec['delim']]}-separated file with a header line (standard CSV
 quoting: a field may be wrapped in double quotes, and may then contain the separator or doubled
 `""` quotes). Numeric columns hold plain decimal numbers such as `42`, `-7` or `1499.95`.
-
+{about_input}
 Write an executable program `{program}` in the current directory (any language; start it with
 a shebang line) that is run as
 
@@ -510,18 +658,19 @@ order and there can be other extra columns. If INPUT has no data rows (or none i
 OUTPUT {empty_output(spec)}.
 
 Then run it on `{in_path}` with the output path `{out_path}`.
-"""
-        solver = solver_source(spec)
+{run_also}"""
+        solver = solver_source(spec, "utf-8-sig" if level == 3 else "utf-8")
         solution = ("#!/bin/bash\nset -e\n" + heredoc(program, solver, executable=True)
-                    + f"./'{program}' '{in_path}' '{out_path}'\n")
+                    + "".join(f"./'{program}' '{src}' '{dst}'\n" for src, dst in runs))
         config = {"program": program, "output": out_path, "format": spec["format"],
                   "header": [spec["group"], spec["out_name"]],
                   "ordered": spec["format"] != "json", "expected": ws_expected, "cases": cases,
-                  "input_ext": in_ext, "output_ext": out_ext}
+                  "input_ext": in_ext, "output_ext": out_ext, **config_extra}
+        body = TEST_BODY + LEVEL3_TESTS if level == 3 else TEST_BODY
         return {
             "instruction": instruction,
-            "workspace": files({in_path: ws_text}),
-            "tests": files({"test_csv_aggregate.py": hidden_test_source(config, TEST_BODY)}),
+            "workspace": files(workspace),
+            "tests": files({"test_csv_aggregate.py": hidden_test_source(config, body)}),
             "solution": solution,
             "tags": ["csv", "aggregation", spec["op"], spec["format"]],
         }

@@ -11,6 +11,13 @@ Hidden tests: the workspace output is compared (type-exact, floats within 1e-6) 
 result computed at generation time, and the agent's program is re-run on fresh inputs
 (random, null/missing values with ties, empty). The reference solution is a jq program,
 an implementation independent of the generator's Python.
+
+Levels: level 1 narrows the seed's rule to one condition, no derived field, no limit, a plain
+JSON array in and a list out, on fewer records, hands the agent a Python skeleton that already
+does the I/O, and drops the null/missing-with-ties hidden case. Level 3 always has two
+conditions and a derived field, three times the records, records with extra keys that must
+not leak into the output, more hidden edge cases, and look-alike data files (plus a stale
+output) in the workspace; the tests check the look-alikes were left untouched.
 """
 
 from __future__ import annotations
@@ -119,7 +126,7 @@ def make_spec(rng: random.Random) -> dict:
     derived = None
     dkind = rng.choice(["none", "none", "count", "product", "length", "year"])
     if dkind == "count":
-        src = [f for f in fields if theme[f][0] == "tags"][0]
+        src = next(f for f in fields if theme[f][0] == "tags")
         derived = {"kind": "count", "src": src, "name": rng.choice(["n_" + src, src + "_count"])}
     elif dkind == "product" and theme_name in PRODUCTS and nullable not in PRODUCTS[theme_name][:2]:
         a, b, nm = PRODUCTS[theme_name]
@@ -129,7 +136,7 @@ def make_spec(rng: random.Random) -> dict:
         if src and src[0] != nullable:
             derived = {"kind": "length", "src": src[0], "name": src[0] + "_length"}
     elif dkind == "year":
-        src = [f for f in fields if theme[f][0] == "date"][0]
+        src = next(f for f in fields if theme[f][0] == "date")
         if src != nullable:
             derived = {"kind": "year", "src": src, "name": src + "_year"}
     keep = ["id"] + rng.sample(fields, rng.randint(1, 3))
@@ -173,6 +180,136 @@ def make_records(rng: random.Random, spec: dict, n: int, tricky: bool = False) -
             r[sf] = rng.choice(recs)[sf]
         recs.append(r)
     return recs
+
+
+# --------------------------------------------------------------------------- levels
+
+RECORDS = {1: (10, 16), 2: (18, 35), 3: (60, 100)}
+"""How many records the workspace input has, per level."""
+FRESH = {1: (6, 12), 2: (10, 30), 3: (30, 60)}
+"""How many records each random fresh input of the hidden tests has, per level."""
+PYTHON_NAMES = {"transform.sh": "transform.py", "jq_filter.sh": "filter_records.py"}
+"""Level 1's program is a Python skeleton: names that promise a shell script are renamed."""
+
+
+def at_level(spec: dict, level: int, extra: random.Random) -> dict:
+    """The seed's rule, narrowed at level 1 and filled out at level 3 (level 2: unchanged)."""
+    if level == 1:
+        return {**spec, "conds": spec["conds"][:1], "derived": None, "limit": None,
+                "input_shape": "array", "output_shape": "list"}
+    if level == 3:
+        theme = THEMES[spec["theme"]]
+        conds = list(spec["conds"])
+        if len(conds) == 1:
+            field = extra.choice([f for f in theme if f != conds[0]["field"]])
+            conds.append(make_condition(extra, theme, field))
+        derived = spec["derived"]
+        if derived is None:
+            src = next(f for f in theme if theme[f][0] == "tags")
+            derived = {"kind": "count", "src": src,
+                       "name": extra.choice(["n_" + src, src + "_count"])}
+        return {**spec, "conds": conds, "derived": derived}
+    return spec
+
+
+def with_extra_keys(rng: random.Random, recs: list[dict]) -> list[dict]:
+    """Level 3: about half the records carry keys outside the schema (never in the output)."""
+    for r in recs:
+        if rng.random() < 0.5:
+            r["note"] = rng.choice(["imported", "checked by ops", "", "müssen prüfen"])
+        if rng.random() < 0.3:
+            r["meta"] = {"source": rng.choice(["crm", "csv", "api"]), "rev": rng.randint(1, 9)}
+    return recs
+
+
+def records_at(level: int, rng: random.Random, spec: dict, n: int,
+               tricky: bool = False) -> list[dict]:
+    """``make_records``, with keys outside the schema at level 3."""
+    recs = make_records(rng, spec, n, tricky)
+    return with_extra_keys(rng, recs) if level == 3 else recs
+
+
+def n_results(spec: dict, result) -> int:
+    return len(result if spec["output_shape"] != "wrapped" else result[spec["items_key"]])
+
+
+def data_at(base: dict, level: int, extra: random.Random) -> tuple[dict, list[dict], object]:
+    """Level 1's or 3's rule, workspace records and expected output for the seed's level-2 rule
+    ``base``, drawn from ``extra`` alone (level 2's file and program names stay the same)."""
+    while True:
+        spec = at_level(base, level, extra)
+        recs = records_at(level, extra, spec, extra.randint(*RECORDS[level]))
+        expected = transform(spec, recs)
+        if n_results(spec, expected) >= 2:
+            return spec, recs, expected
+
+
+def level3_cases(extra: random.Random, spec: dict) -> list[dict]:
+    """Level 3's further hidden edge cases: many ties, the nullable field never set, records
+    that all fail the filter."""
+    def case(case_id: str, recs: list[dict]) -> dict:
+        return {"id": case_id, "mark": "boundary", "text": serialize(spec, recs),
+                "expected": transform(spec, recs)}
+
+    many = records_at(3, extra, spec, extra.randint(40, 60), tricky=True)
+    unset = records_at(3, extra, spec, extra.randint(15, 25))
+    for r in unset:
+        if extra.random() < 0.5:
+            r.pop(spec["nullable"], None)
+        else:
+            r[spec["nullable"]] = None
+    rejected = [r for r in make_records(extra, spec, 30)
+                if not all(cond_ok(c, r) for c in spec["conds"])]
+    return [case("many_ties_and_nulls", many), case("nullable_never_set", unset),
+            case("nothing_passes_the_filter", with_extra_keys(extra, rejected))]
+
+
+def look_alikes(extra: random.Random, spec: dict, in_path: str) -> dict[str, list[dict]]:
+    """Level 3: data files next to the input that look like it and must stay untouched."""
+    in_dir, _, name = in_path.partition("/")
+    stem, dot, ext = name.partition(".")
+    other_dir = extra.choice([d for d in ("data", "input", "export", "backup") if d != in_dir])
+    return {path: records_at(3, extra, spec, extra.randint(20, 40))
+            for path in (f"{in_dir}/{stem}_archive{dot}{ext}", f"{other_dir}/{name}")}
+
+
+SKELETON = '''\
+#!/usr/bin/env python3
+"""Usage: ./PROGRAM INPUT OUTPUT"""
+
+import json
+import sys
+from pathlib import Path
+
+
+def transform(records):
+    """Return what OUTPUT holds, given the input's records (a list of dicts).
+
+    record.get(field) is None both when the field is missing and when it is null.
+    """
+    raise NotImplementedError("TODO: filter, sort and turn the records into the output")
+
+
+def main():
+    src, dst = Path(sys.argv[1]), Path(sys.argv[2])
+    result = transform(json.loads(src.read_text(encoding="utf-8")))
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    dst.write_text(json.dumps(result, ensure_ascii=False, indent=2) + "\\n", encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main()
+'''
+
+UNTOUCHED_TEST = r'''
+
+@pytest.mark.core
+@pytest.mark.parametrize("path", sorted(CONFIG["untouched"]))
+def test_look_alike_files_left_alone(path):
+    p = WORKDIR / path
+    assert p.is_file(), f"{path} was removed"
+    assert p.read_text(encoding="utf-8") == CONFIG["untouched"][path], f"{path} was changed"
+'''
 
 
 # --------------------------------------------------------------------------- semantics
@@ -409,29 +546,48 @@ class JsonTransform(Family):
                    "records according to a seeded rule.")
     difficulty = "medium"
 
-    def build(self, rng: random.Random, seed: int) -> dict:
-        while True:
+    levels = {
+        1: ("One filter condition, no derived field or limit, a JSON array in and a list out, "
+            "10-16 records, a Python skeleton that already reads INPUT and writes OUTPUT, and no "
+            "hidden case with nulls, missing values and ties."),
+        2: ("The family as it always was: one or two conditions, an optional derived field and "
+            "limit, three input and output shapes, 18-35 records, hidden cases random, "
+            "null/missing with ties, and empty."),
+        3: ("Always two conditions and a derived field, 60-100 records with extra keys to leave "
+            "out, three more hidden edge cases, and look-alike data files and a stale output in "
+            "the workspace; the tests check the look-alikes are untouched."),
+    }
+
+    def build(self, rng: random.Random, seed: int, level: int) -> dict:
+        extra = random.Random(f"{self.name}@{level}:{seed}")
+        while True:  # level 2's draws, made at every level: the same seed keeps its names
             spec = make_spec(rng)
-            recs = make_records(rng, spec, rng.randint(18, 35))
+            recs = make_records(rng, spec, rng.randint(*RECORDS[2]))
             expected = transform(spec, recs)
-            n_out = len(expected if spec["output_shape"] != "wrapped"
-                        else expected[spec["items_key"]])
-            if n_out >= 2:
+            if n_results(spec, expected) >= 2:
                 break
+        if level != 2:
+            spec, recs, expected = data_at(spec, level, extra)
         program = rng.choice(["transform", "transform.sh", "select_records", "jq_filter.sh",
                               "reshape", "process.py"])
+        if level == 1:
+            program = PYTHON_NAMES.get(program, program)
         in_ext = ".jsonl" if spec["input_shape"] == "jsonl" else ".json"
         in_path = f"{rng.choice(['data', 'input', 'export'])}/{spec['theme']}{in_ext}"
         out_dir = rng.choice(["out", "result", "build"])
         out_path = f"{out_dir}/{rng.choice(['selected', 'report', 'view'])}.json"
+        draw = rng if level == 2 else extra
         cases = []
         for i in range(2):
-            r = make_records(rng, spec, rng.randint(10, 30))
+            r = records_at(level, draw, spec, draw.randint(*FRESH[level]))
             cases.append({"id": f"random{i}", "mark": "core", "text": serialize(spec, r),
                           "expected": transform(spec, r)})
-        r = make_records(rng, spec, rng.randint(12, 25), tricky=True)
-        cases.append({"id": "nulls_missing_and_ties", "mark": "boundary",
-                      "text": serialize(spec, r), "expected": transform(spec, r)})
+        if level > 1:
+            r = records_at(level, draw, spec, draw.randint(12, 25), tricky=True)
+            cases.append({"id": "nulls_missing_and_ties", "mark": "boundary",
+                          "text": serialize(spec, r), "expected": transform(spec, r)})
+        if level == 3:
+            cases += level3_cases(extra, spec)
         cases.append({"id": "no_records", "mark": "boundary", "text": serialize(spec, []),
                       "expected": transform(spec, [])})
 
@@ -460,20 +616,36 @@ class JsonTransform(Family):
                         f"[...]}}` where the array holds these objects in order and N is their "
                         f"number"),
         }[spec["output_shape"]]
-        instruction = f"""\
-`{in_path}` holds {spec['theme'][:-1]} records as {shape}. Each record has an integer `id` (unique)
-and these fields: {', '.join(f'`{f}`' for f in theme)}. The field `{nf}` may be missing
-or `null` in some records; the other fields are always present. A record looks like:
+        extra_keys = ("\nRecords may also carry keys outside this schema; they never appear in "
+                      "OUTPUT.\n" if level == 3 else "")
+        if level == 1:
+            program_text = f"""\
+`{program}` in the current directory is a Python program, run as
 
-{md_code(json.dumps(example, ensure_ascii=False))}
+    ./{program} INPUT OUTPUT
 
+that already reads INPUT (same format as `{in_path}`) and writes OUTPUT as JSON; only its
+function `transform(records)` is not written yet. Fill it in (or replace the whole program) so
+that the program does, in this order:"""
+        else:
+            program_text = f"""\
 Write an executable program `{program}` in the current directory (any language; start it with a
 shebang line), run as
 
     ./{program} INPUT OUTPUT
 
 that reads INPUT (same format as `{in_path}`) and writes OUTPUT as JSON (create its
-directory if needed), doing in this order:
+directory if needed), doing in this order:"""
+        leave_alone = ("\nThe other data files in the workspace are not this task's input: leave "
+                       "them unchanged.\n" if level == 3 else "")
+        instruction = f"""\
+`{in_path}` holds {spec['theme'][:-1]} records as {shape}. Each record has an integer `id` (unique)
+and these fields: {', '.join(f'`{f}`' for f in theme)}. The field `{nf}` may be missing
+or `null` in some records; the other fields are always present. A record looks like:
+
+{md_code(json.dumps(example, ensure_ascii=False))}
+{extra_keys}
+{program_text}
 
 1. Keep only the records where {conds}. A condition on a field that is missing or `null` in a
    record is false.
@@ -485,7 +657,7 @@ directory if needed), doing in this order:
 
 Numbers keep their JSON type: integers stay integers. An input with no records gives an empty
 result of the same shape. Then run it on `{in_path}` with the output path `{out_path}`.
-"""
+{leave_alone}"""
         jq = jq_program(spec)
         slurp = "-s " if spec["input_shape"] == "jsonl" else ""
         script = ("#!/bin/bash\nset -euo pipefail\n"
@@ -496,10 +668,21 @@ result of the same shape. Then run it on `{in_path}` with the output path `{out_
                     + f"./'{program}' '{in_path}' '{out_path}'\n")
         config = {"program": program, "output": out_path, "expected": expected, "cases": cases,
                   "input_ext": in_ext}
+        workspace = {in_path: serialize(spec, recs)}
+        body = TEST_BODY
+        if level == 1:
+            workspace[program] = SKELETON.replace("PROGRAM", program)
+        if level == 3:
+            others = look_alikes(extra, spec, in_path)
+            config["untouched"] = {path: serialize(spec, r) for path, r in others.items()}
+            workspace.update(config["untouched"])
+            stale = transform(spec, next(iter(others.values())))
+            workspace[out_path] = json.dumps(stale, ensure_ascii=False, indent=2) + "\n"
+            body += UNTOUCHED_TEST
         return {
             "instruction": instruction,
-            "workspace": files({in_path: serialize(spec, recs)}),
-            "tests": files({"test_json_transform.py": hidden_test_source(config, TEST_BODY)}),
+            "workspace": files(workspace, executable=(program,)),
+            "tests": files({"test_json_transform.py": hidden_test_source(config, body)}),
             "solution": solution,
             "tags": ["json", "jq", spec["theme"], spec["output_shape"]],
         }

@@ -8,12 +8,26 @@ negations), the script's name and input mode (path argument or stdin), and file 
 Hidden tests: the output file for the workspace log holds the count computed at
 generation time, and the agent's script is run on fresh logs (random, tricky with
 look-alike names and level/service words inside messages, empty, no-match).
+
+Levels: 1 cuts the criterion down to one field (level or service), shortens the log, gives
+the script as a Python skeleton that already reads the input and prints the count (only
+``matches(line)`` is left), and checks ordinary hidden logs plus an empty one; 2 is the family
+as it always was; 3 lengthens every log, rotates the log into three files (``.1`` with CRLF
+endings, ``.2.gz`` gzip-compressed) whose total is asked for, adds two distractor logs that
+must not be counted (a stale ``.bak`` copy, another application's log), checks that every log
+is left unchanged, and adds hidden edge cases (CRLF, lines of spaces, only blank lines, a large
+log).
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import random
+import struct
+import zlib
+
+from termrl.protocols import TaskFile
 
 from ._common import heredoc, hidden_test_source, md_code
 from .base import Family, files
@@ -258,6 +272,133 @@ def make_log(rng, fmt, crit, levels, services, n, *, blank_p=0.0, lookalikes=Fal
     return text, count
 
 
+# --------------------------------------------------------------------------- levels
+
+LOGNAMES = ["app", "service", "server", "events", "prod", "backend", "cluster"]
+LOG_SIZES = {1: (20, 40), 2: (60, 150), 3: (150, 300)}
+"""Lines of a workspace log (each of the rotated files at level 3), by level."""
+BLANK_PS = {1: [0.0], 2: [0.0, 0.03], 3: [0.03, 0.06]}
+"""Choices of the chance of a blank line before each line of a workspace log, by level."""
+ONE_FIELD = {"level": "level", "service": "service", "level_service": "level", "levels": "level",
+             "service_not_level": "service", "level_not_service": "level"}
+"""Level 1's criterion: the same seed's criterion cut down to its first field."""
+SPACES = [" ", "  ", "\t", " \t "]
+
+
+def log_with_matches(rng, fmt, crit, levels, services, sizes, blank_ps, at_least) -> tuple[str, int]:
+    """A log of ``sizes`` lines (a randint range) with at least ``at_least`` matching lines."""
+    while True:
+        text, count = make_log(rng, fmt, crit, levels, services, rng.randint(*sizes),
+                               blank_p=rng.choice(blank_ps))
+        if count >= at_least:
+            return text, count
+
+
+def hidden_cases(rng, level, fmt, crit, levels, services) -> list[dict]:
+    """The fresh logs the hidden tests run the script on: level 1 ordinary logs and an empty
+    one, level 2 adds look-alikes, blank lines, a missing final newline and no match, level 3
+    longer ordinary logs, CRLF line endings, lines of spaces, only blank lines and a large log."""
+
+    def case(id, mark, sizes, **kw):
+        text, count = make_log(rng, fmt, crit, levels, services, rng.randint(*sizes), **kw)
+        return {"id": id, "mark": mark, "text": text, "count": count}
+
+    ordinary = {1: (15, 40), 2: (40, 120), 3: (150, 400)}[level]
+    cases = [case(f"random{i}", "core", ordinary) for i in range(2)]
+    if level >= 2:
+        cases.append(case("lookalikes_blank_lines_no_final_newline", "boundary", (50, 90),
+                          blank_p=0.08, lookalikes=True, no_final_newline=True))
+        cases.append(case("nothing_matches", "boundary", (10, 30), lookalikes=True,
+                          no_match=True))
+    cases.append({"id": "empty_log", "mark": "boundary", "text": "", "count": 0})
+    if level == 3:
+        crlf = case("crlf_line_endings", "boundary", (50, 90), blank_p=0.05, lookalikes=True)
+        crlf["text"] = crlf["text"].replace("\n", "\r\n")
+        spaces = case("lines_of_spaces", "boundary", (50, 90), lookalikes=True)
+        spaces["text"] = add_space_lines(rng, spaces["text"], 0.15)
+        blank = {"id": "only_blank_lines", "mark": "boundary", "count": 0,
+                 "text": "\n".join(rng.choice(["", *SPACES]) for _ in range(6)) + "\n"}
+        cases += [crlf, spaces, blank, case("large_log", "core", (800, 1200), blank_p=0.01)]
+    return cases
+
+
+def add_space_lines(rng, text: str, p: float) -> str:
+    """``text`` with a line of only spaces and tabs before each line, with chance ``p``."""
+    out = []
+    for line in text.split("\n")[:-1] if text.endswith("\n") else text.split("\n"):
+        if rng.random() < p:
+            out.append(rng.choice(SPACES))
+        out.append(line)
+    return "\n".join(out) + ("\n" if text.endswith("\n") else "")
+
+
+def rotated_and_distractors(rng, scene, log_path, text) -> tuple[dict[str, int], dict[str, bytes]]:
+    """Level 3's log directory: ``({rotated path: matching lines}, {path: bytes})`` where the
+    second holds every log (the current one, ``.1`` with CRLF endings, ``.2.gz``, and two
+    distractors that must not be counted: a stale ``.bak`` copy and another application's log)."""
+    old, n_old = log_with_matches(rng, *scene, LOG_SIZES[3], BLANK_PS[3], 1)
+    older, n_older = log_with_matches(rng, *scene, LOG_SIZES[3], BLANK_PS[3], 1)
+    backup, _ = log_with_matches(rng, *scene, (40, 80), [0.0], 2)
+    other_app, _ = log_with_matches(rng, *scene, (40, 80), [0.0], 2)
+    logdir, logname = log_path.rsplit("/", 1)
+    other = rng.choice([x for x in LOGNAMES if f"{x}.log" != logname])
+    rotated = {f"{log_path}.1": n_old, f"{log_path}.2.gz": n_older}
+    left_alone = {log_path: text.encode(),
+                  f"{log_path}.1": old.replace("\n", "\r\n").encode(),
+                  f"{log_path}.2.gz": gzip_stored(add_space_lines(rng, older, 0.03).encode()),
+                  f"{log_path}.bak": backup.encode(),
+                  f"{logdir}/{other}.log": other_app.encode()}
+    return rotated, left_alone
+
+
+def gzip_stored(data: bytes) -> bytes:
+    """``data`` as a gzip file of stored (uncompressed) deflate blocks: the same bytes on every
+    machine, unlike compressed output, which depends on the zlib build."""
+    out = bytearray(b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\xff")  # no name, mtime 0
+    blocks = [data[i:i + 0xFFFF] for i in range(0, len(data), 0xFFFF)] or [b""]
+    for i, block in enumerate(blocks):
+        out.append(i == len(blocks) - 1)  # BFINAL on the last block, BTYPE 00 (stored)
+        out += struct.pack("<HH", len(block), len(block) ^ 0xFFFF) + block
+    out += struct.pack("<II", zlib.crc32(data), len(data) & 0xFFFFFFFF)
+    return bytes(out)
+
+
+def skeleton(mode: str) -> str:
+    """Level 1's script to complete: the input and the count are done, ``matches`` is not."""
+    read = ("open(sys.argv[1], 'rb').read()" if mode == "arg" else "sys.stdin.buffer.read()")
+    return f"""\
+#!/usr/bin/env python3
+import json
+import re
+import sys
+
+
+def matches(line):
+    \"\"\"True if this log line (without its newline) is one to count.\"\"\"
+    raise NotImplementedError("complete matches(line)")
+
+
+def main():
+    data = {read}
+    lines = data.decode("utf-8", "replace").split("\\n")
+    print(sum(1 for line in lines if line and matches(line)))
+
+
+main()
+"""
+
+
+def total_of_rotated(script: str, mode: str, log_path: str, output: str) -> str:
+    """Bash lines of level 3's reference: run the script on the three rotated files, sum."""
+    def run(path):
+        return f"./'{script}' '{path}'" if mode == "arg" else f"./'{script}' < '{path}'"
+
+    gz = f"gzip -dc '{log_path}.2.gz' | " + (f"./'{script}' /dev/stdin" if mode == "arg"
+                                             else f"./'{script}'")
+    return (f"a=$({run(log_path)})\nb=$({run(log_path + '.1')})\nc=$({gz})\n"
+            f"echo $((a + b + c)) > '{output}'\n")
+
+
 TEST_BODY = r'''
 import re
 import subprocess
@@ -311,14 +452,36 @@ def test_script_on_edge_case_logs(tmp_path, text, count):
 '''
 
 
+TEST_LEFT_ALONE = r"""
+
+@pytest.mark.core
+def test_log_files_left_alone():
+    import hashlib
+
+    for path, digest in CONFIG["left_alone"].items():
+        p = WORKDIR / path
+        assert p.is_file(), f"{path} was deleted, moved or renamed"
+        assert hashlib.sha256(p.read_bytes()).hexdigest() == digest, f"{path} was changed"
+"""
+
+
 class LogsCount(Family):
     name = "logs-count"
     category = "shell"
     description = ("Write a script that counts the log lines matching a level/service criterion "
                    "in a seeded log format, and record the count for a given log.")
     difficulty = "easy"
+    levels = {  # noqa: RUF012 (read-only, declared by Family)
+        1: "a one-field criterion (level or service), a short log, a Python skeleton that already "
+           "reads the input and prints the count, and hidden logs of ordinary lines plus an empty one",
+        2: "the family as it always was: write the script from scratch, run it on one log, hidden "
+           "logs with look-alike names, blank lines, no match and an empty log",
+        3: "longer logs, rotated into three files (one gzip-compressed, one with CRLF endings) whose "
+           "total is asked for, distractor logs that must not be counted, every log left unchanged, "
+           "and more hidden edge cases (CRLF, lines of spaces, only blank lines, a large log)",
+    }
 
-    def build(self, rng: random.Random, seed: int) -> dict:
+    def build(self, rng: random.Random, seed: int, level: int) -> dict:
         fmt = make_format(rng)
         case = rng.choice(["upper", "upper", "lower"])
         levels = rng.sample(LEVELS, rng.randint(4, 6))
@@ -326,42 +489,31 @@ class LogsCount(Family):
             levels = [x.lower() for x in levels]
         services = rng.sample(SERVICES, rng.randint(4, 7))
         crit = make_criterion(rng, levels, services)
+        if level == 1:
+            crit = dict(crit, kind=ONE_FIELD[crit["kind"]])
         script = rng.choice(["count_matches.sh", "count.sh", "tally.sh", "logcount",
                              "match_count.py", "count_lines.sh", "filter_count"])
         mode = rng.choice(["arg", "stdin"])
         logdir = rng.choice(["logs", "var/log", "data", "input"])
-        logname = rng.choice(["app", "service", "server", "events", "prod", "backend", "cluster"])
+        logname = rng.choice(LOGNAMES)
         log_path = f"{logdir}/{logname}.log"
         output = rng.choice(["answer.txt", "count.txt", "result.txt", "matches.txt",
                              "out/count.txt", "report/total.txt"])
+        scene = (fmt, crit, levels, services)
 
-        while True:
-            text, expected = make_log(rng, fmt, crit, levels, services, rng.randint(60, 150),
-                                      blank_p=rng.choice([0.0, 0.03]))
-            if expected >= 3:
-                break
+        text, expected = log_with_matches(rng, *scene, LOG_SIZES[level], BLANK_PS[level], 3)
+        cases = hidden_cases(rng, level, *scene)
+        if level == 3:
+            text = add_space_lines(rng, text, 0.03)
 
-        cases = []
-        for i in range(2):
-            t, c = make_log(rng, fmt, crit, levels, services, rng.randint(40, 120))
-            cases.append({"id": f"random{i}", "mark": "core", "text": t, "count": c})
-        t, c = make_log(rng, fmt, crit, levels, services, rng.randint(50, 90), blank_p=0.08,
-                        lookalikes=True, no_final_newline=True)
-        cases.append({"id": "lookalikes_blank_lines_no_final_newline", "mark": "boundary",
-                      "text": t, "count": c})
-        t, c = make_log(rng, fmt, crit, levels, services, rng.randint(10, 30), lookalikes=True,
-                        no_match=True)
-        cases.append({"id": "nothing_matches", "mark": "boundary", "text": t, "count": c})
-        cases.append({"id": "empty_log", "mark": "boundary", "text": "", "count": 0})
-
-        sample_lines = "\n".join(line for line in text.splitlines() if line)
+        sample_lines = "\n".join(line for line in text.splitlines() if line.strip())
         sample_lines = "\n".join(sample_lines.splitlines()[:3])
         how = ("reads the log file whose path is given as its only command-line argument"
                if mode == "arg" else
                "reads the log from standard input (it is run without arguments)")
         mkdir_note = " (create the directory if needed)" if "/" in output else ""
         usage = f"./{script} {log_path}" if mode == "arg" else f"./{script} < {log_path}"
-        instruction = f"""\
+        head = f"""\
 `{log_path}` is an application log. Every non-blank line has this format:
 {describe_format(fmt)}
 
@@ -369,18 +521,66 @@ For example, the first lines of the file are:
 
 {md_code(sample_lines)}
 
+"""
+        write_script = f"""\
 1. Write an executable script `{script}` in the current directory (any language; start it
    with a shebang line and make it executable). It {how}.
    It prints the number of lines {describe_criterion(crit)}:
    only that integer, followed by a newline. It must work on any log in this format,
    not only on this file.
+"""
+        run_it = f"""\
 2. Run it on `{log_path}` (e.g. `{usage}`) and save its output in `{output}`{mkdir_note}.
-
+"""
+        notes = """
 Compare the level and the service as whole fields, exactly and case-sensitively: messages
 may mention level or service names, and other services can have names that contain the
 service name. Blank lines can occur and never match. The last line may lack a trailing
 newline. An empty log has 0 matching lines.
 """
+        solver_loop = "        f = fields(line) if line else None\n"
+        workspace = files({log_path: text})
+        config = {"script": script, "mode": mode, "output": output, "expected": expected,
+                  "cases": cases}
+        test_body = TEST_BODY
+        if level == 1:
+            workspace = files({log_path: text, script: skeleton(mode)}, executable=(script,))
+            reads = ("the log file whose path is its only command-line argument" if mode == "arg"
+                     else "the log from standard input")
+            write_script = f"""\
+1. `{script}` in the current directory is an executable Python skeleton: it already
+   reads {reads}
+   and prints how many of its lines `matches(line)` accepts. Complete `matches(line)` so
+   that it returns True exactly for the lines {describe_criterion(crit)}.
+   It must work on any log in this format, not only on this file.
+"""
+            notes = """
+Compare the level and the service as whole fields, exactly and case-sensitively: messages
+may mention level or service names. An empty log has 0 matching lines.
+"""
+        elif level == 3:
+            rotated, left_alone = rotated_and_distractors(rng, scene, log_path, text)
+            workspace = {path: TaskFile(data) for path, data in left_alone.items()}
+            config["expected"] = expected + sum(rotated.values())
+            config["left_alone"] = {path: hashlib.sha256(data).hexdigest()
+                                    for path, data in left_alone.items()}
+            test_body = TEST_BODY + TEST_LEFT_ALONE
+            others = " or ".join(f"`{p}`" for p in left_alone if p not in rotated and p != log_path)
+            run_it = f"""\
+2. The log has been rotated: its older lines are in `{log_path}.1` and, gzip-compressed,
+   in `{log_path}.2.gz`. Run the script on these three files and save the total number of
+   matching lines in them, one integer, in `{output}`{mkdir_note}.
+   Count exactly these three files, not {others}.
+   Leave every file in `{logdir}/` as it is: do not change, decompress in place, move or
+   delete any of them.
+"""
+            notes += """
+Lines may end with `\\r\\n` (Windows line endings): the `\\r` belongs to no field. Lines
+holding only spaces or tabs are blank lines too.
+"""
+            solver_loop = ("        line = line.rstrip('\\r')\n"
+                           "        f = fields(line) if line.strip() else None\n")
+        instruction = head + write_script + run_it + notes
         solver = ("#!/usr/bin/env python3\nimport json\nimport re\nimport sys\n\n"
                   + parser_source(fmt) + "\n" + criterion_source(crit) + "\n"
                   "def main():\n"
@@ -390,20 +590,21 @@ newline. An empty log has 0 matching lines.
                   "        data = sys.stdin.buffer.read()\n"
                   "    n = 0\n"
                   "    for line in data.decode('utf-8', 'replace').split('\\n'):\n"
-                  "        f = fields(line) if line else None\n"
+                  + solver_loop +
                   "        if f is not None and wanted(*f):\n"
                   "            n += 1\n"
                   "    print(n)\n\n\nmain()\n")
         solution = ("#!/bin/bash\nset -e\n" + heredoc(script, solver, executable=True)
-                    + f"mkdir -p \"$(dirname '{output}')\"\n"
-                    + (f"./'{script}' '{log_path}' > '{output}'\n" if mode == "arg"
-                       else f"./'{script}' < '{log_path}' > '{output}'\n"))
-        config = {"script": script, "mode": mode, "output": output, "expected": expected,
-                  "cases": cases}
+                    + f"mkdir -p \"$(dirname '{output}')\"\n")
+        if level == 3:
+            solution += total_of_rotated(script, mode, log_path, output)
+        else:
+            solution += (f"./'{script}' '{log_path}' > '{output}'\n" if mode == "arg"
+                         else f"./'{script}' < '{log_path}' > '{output}'\n")
         return {
             "instruction": instruction,
-            "workspace": files({log_path: text}),
-            "tests": files({"test_logs_count.py": hidden_test_source(config, TEST_BODY)}),
+            "workspace": workspace,
+            "tests": files({"test_logs_count.py": hidden_test_source(config, test_body)}),
             "solution": solution,
             "tags": ["logs", "text", "parsing", fmt["kind"], crit["kind"]],
         }
