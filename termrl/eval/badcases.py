@@ -132,6 +132,12 @@ def render_summary(summary: dict) -> str:
         splits.add_row(name, *map(_fmt, (s["tasks"], s["episodes"], s["errors"], s["pass@1"],
                                          *(s["pass@k"][k] for k in ks))))
     parts.append(splits)
+    if summary.get("families"):
+        fams = _table("Families", ["family"], ["tasks", "episodes", "errors", "pass@1", "95% interval"])
+        for name, f in summary["families"].items():
+            low_high = f"{f['interval'][0]:.2f}-{f['interval'][1]:.2f}" if f["interval"] else "-"
+            fams.add_row(name, *map(_fmt, (f["tasks"], f["episodes"], f["errors"], f["pass@1"])), low_high)
+        parts.append(fams)
     if summary["components"]:
         comps = _table("Reward components", ["component"], ["mean value", "mean contribution", "episodes"])
         for name, c in summary["components"].items():

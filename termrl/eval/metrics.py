@@ -104,7 +104,10 @@ def summarize(trajectories: Iterable[Trajectory], ks: Iterable[int] = (1,)) -> d
 
     Keys: ``version``, ``pass@1``, ``pass@k`` ({"k": value}), ``episodes``, ``errors``,
     ``unverified``, ``mean_reward``, ``components``, ``hack_rate``, ``findings``,
-    ``error_classes``, ``error_groups``, ``endings``, ``splits``, ``tasks``, ``notes``.
+    ``error_classes``, ``error_groups``, ``endings``, ``splits``, ``families``, ``tasks``, ``notes``.
+    ``families``: the same as ``splits`` for each seeded family at each level present
+    (``py-function``, ``py-function@1``; see ``family_of``), with a 95% Wilson interval of
+    pass@1 over its scored episodes when every task has one sample.
     """
     ks = sorted(set(ks))
     if not ks or ks[0] < 1:
@@ -126,6 +129,15 @@ def summarize(trajectories: Iterable[Trajectory], ks: Iterable[int] = (1,)) -> d
         splits[split] = {"pass@1": _mean_passed(in_split), "pass@k": _mean_pass_k(in_split, ks),
                          "episodes": sum(t["episodes"] for t in in_split),
                          "errors": sum(t["errors"] for t in in_split), "tasks": len(in_split)}
+    families = {}
+    for name in sorted({family_of(t["id"]) for t in tasks} - {None}):
+        mine = [t for t in tasks if family_of(t["id"]) == name]
+        n, c = sum(t["samples"] for t in mine), sum(round(t["pass_rate"] * t["samples"]) for t in mine
+                                                      if t["samples"])
+        families[name] = {"pass@1": _mean_passed(mine), "pass@k": _mean_pass_k(mine, ks),
+                          "episodes": sum(t["episodes"] for t in mine),
+                          "errors": sum(t["errors"] for t in mine), "tasks": len(mine),
+                          "passed": c, "scored": n, "interval": list(wilson(c, n)) if n else None}
     return {
         "version": SUMMARY_VERSION,
         "pass@1": _mean_passed(tasks),
@@ -141,9 +153,29 @@ def summarize(trajectories: Iterable[Trajectory], ks: Iterable[int] = (1,)) -> d
         "error_groups": dict(Counter(_group(c) for c in classes.elements()).most_common()),
         "endings": dict(Counter(t.ending for t in trajs).most_common()),
         "splits": splits,
+        "families": families,
         "tasks": tasks,
         "notes": _notes(tasks, ks),
     }
+
+
+def family_of(task_id: str) -> str | None:
+    """``FAMILY`` or ``FAMILY@LEVEL`` of a seeded family's task id (``py-function@1-1000003``),
+    None for any other task."""
+    from termrl.tasks.families import FAMILIES
+
+    name, _, seed = task_id.rpartition("-")
+    return name if seed.isdigit() and name.partition("@")[0] in FAMILIES else None
+
+
+def wilson(passed: int, n: int, z: float = 1.96) -> tuple[float, float]:
+    """The Wilson score interval of a proportion (95% at z=1.96); sound at small n and at 0 or n."""
+    if n <= 0:
+        raise ValueError("wilson needs n >= 1")
+    p = passed / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return max(0.0, centre - half), min(1.0, centre + half)
 
 
 def _task(task_id: str, split: str, eps: list[Trajectory], ks: list[int]) -> dict:

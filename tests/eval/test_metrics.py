@@ -75,6 +75,29 @@ def test_splits_are_summarized_apart():
     assert s["notes"] == []
 
 
+def test_families_and_levels_are_summarized_apart_with_an_interval():
+    run = ([passing("py-function@1-1000000", 0), passing("py-function@1-1000001", 0),
+            failing("py-function@1-1000002", 0), failing("py-function-1000000", 0),
+            harness_error("py-function-1000001", 0), passing("humaneval-3", 0)])
+    fams = summarize(run)["families"]
+    assert sorted(fams) == ["py-function", "py-function@1"]
+    easy = fams["py-function@1"]
+    assert (easy["tasks"], easy["passed"], easy["scored"]) == (3, 2, 3)
+    assert easy["pass@1"] == pytest.approx(2 / 3)
+    low, high = easy["interval"]
+    assert low < 2 / 3 < high and 0 < low and high < 1
+    assert fams["py-function"]["errors"] == 1 and fams["py-function"]["scored"] == 1
+    assert fams["py-function"]["interval"] == list(metrics.wilson(0, 1))
+
+
+def test_wilson_interval_matches_the_textbook_values():
+    low, high = metrics.wilson(8, 10)
+    assert (round(low, 3), round(high, 3)) == (0.490, 0.943)
+    assert metrics.wilson(0, 20)[0] == 0.0 and metrics.wilson(20, 20)[1] == 1.0
+    with pytest.raises(ValueError):
+        metrics.wilson(0, 0)
+
+
 def test_tasks_weigh_the_same_whatever_their_samples():
     s = summarize([passing("a", 0)] + [failing("b", i) for i in range(9)])
     assert s["pass@1"] == 0.5
