@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from termrl.actions import ACTION_FORMATS, TOOL_SCHEMAS, parse
+from termrl.actions import ACTION_FORMATS, TOOL_SCHEMAS
 from termrl.env import EnvConfig, TerminalEnv
 from termrl.protocols import ActionKind, Reply, Task
 from termrl.rollout.runner import RolloutConfig, run_rollouts
@@ -62,4 +62,4 @@ def test_rollouts_hand_native_tools_to_the_policy(name):
     policy = Recorder()
     got = run_rollouts([TASK], policy, RolloutConfig(env=EnvConfig(action_format=name, backend="local")))
     assert got[0].ending == "submitted" and policy.tools == [ACTION_FORMATS[name].tools]
-    assert parse("done").action.kind is ActionKind.SUBMIT
+    assert got[0].steps[0].action["kind"] == ActionKind.SUBMIT.value  # "done" holds no action
