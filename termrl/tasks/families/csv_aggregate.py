@@ -575,13 +575,13 @@ class CsvAggregate(Family):
                    "(sum/mean/max/min/median/count, optional filter) into a specified format.")
     difficulty = "medium"
     levels = {  # noqa: RUF012 (read-only, declared by Family)
-        1: "No row filter, 8-15-row inputs, hidden tests with only ordinary inputs plus the "
-           "header-only file, and a tip that Python's csv module reads the quoting.",
-        2: "The family as it always was: a 25-60-row CSV, an optional row filter, hidden fresh "
-           "CSVs plus quoted/unicode-group, header-only, single-row and all-filtered edge cases.",
+        1: "no row filter, 8-15-row inputs, hidden tests with only ordinary inputs plus the "
+           "header-only file, and a tip that Python's csv module reads the quoting",
+        2: "the family as it always was: a 25-60-row CSV, an optional row filter, hidden fresh "
+           "CSVs plus quoted/unicode-group, header-only, single-row and all-filtered edge cases",
         3: "200-400-row inputs, a second file to run on (a spreadsheet export with a UTF-8 BOM "
            "and CRLF), more hidden edge cases (multi-line quoted fields, BOM+CRLF, look-alike "
-           "column names), and an older export and last year's report to leave untouched.",
+           "column names), and an older export and last year's report to leave untouched",
     }
 
     def build(self, rng: random.Random, seed: int, level: int) -> dict:

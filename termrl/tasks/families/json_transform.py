@@ -547,15 +547,15 @@ class JsonTransform(Family):
     difficulty = "medium"
 
     levels = {
-        1: ("One filter condition, no derived field or limit, a JSON array in and a list out, "
+        1: ("one filter condition, no derived field or limit, a JSON array in and a list out, "
             "10-16 records, a Python skeleton that already reads INPUT and writes OUTPUT, and no "
-            "hidden case with nulls, missing values and ties."),
-        2: ("The family as it always was: one or two conditions, an optional derived field and "
+            "hidden case with nulls, missing values and ties"),
+        2: ("the family as it always was: one or two conditions, an optional derived field and "
             "limit, three input and output shapes, 18-35 records, hidden cases random, "
-            "null/missing with ties, and empty."),
-        3: ("Always two conditions and a derived field, 60-100 records with extra keys to leave "
+            "null/missing with ties, and empty"),
+        3: ("always two conditions and a derived field, 60-100 records with extra keys to leave "
             "out, three more hidden edge cases, and look-alike data files and a stale output in "
-            "the workspace; the tests check the look-alikes are untouched."),
+            "the workspace; the tests check the look-alikes are untouched"),
     }
 
     def build(self, rng: random.Random, seed: int, level: int) -> dict:

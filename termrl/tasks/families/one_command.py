@@ -233,12 +233,12 @@ class OneCommand(Family):
                    "case: one shell command copying the names and values the instruction gives.")
     difficulty = "easy"
     levels = {  # noqa: RUF012 (read-only, declared by Family)
-        1: "One file in the current directory (no mkdir), named by two values instead of three; "
-           "the upper-case kind names its tool (tr a-z A-Z).",
-        2: "The family as it always was: a file holding a word or an empty file in a directory, "
-           "or a word upper-cased into a file.",
-        3: "Two chained steps in one line: two lines into a file in a nested directory, two empty "
-           "files checked to be 0 bytes, or a word reversed and upper-cased into a directory.",
+        1: "one file in the current directory (no mkdir), named by two values instead of three; "
+           "the upper-case kind names its tool (tr a-z A-Z)",
+        2: "the family as it always was: a file holding a word or an empty file in a directory, "
+           "or a word upper-cased into a file",
+        3: "two chained steps in one line: two lines into a file in a nested directory, two empty "
+           "files checked to be 0 bytes, or a word reversed and upper-cased into a directory",
     }
 
     def build(self, rng: random.Random, seed: int, level: int) -> dict:

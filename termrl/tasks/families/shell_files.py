@@ -11,12 +11,19 @@ workspace tree. Hidden tests compare the final workspace tree (relative path -> 
 the tree the test expects from the original manifest, and re-run the script on fresh trees
 (random; edge cases with awkward names, boundary sizes, a root path with a space; empty). The
 expected results live only in the hidden tests.
+
+Levels: level 1 gives smaller trees with plain names, a Python skeleton of the script that
+already walks the tree (the agent fills in the rule), and hides only ordinary trees plus an empty
+ROOT. Level 3 gives larger trees, adds hidden trees with quotes, brackets, `$`, leading dashes
+and deep nesting, puts a look-alike copy of the tree next to ROOT that must stay untouched, and
+adds a step: the script must reject a missing or non-directory ROOT with a non-zero exit.
 """
 
 from __future__ import annotations
 
 import random
 import shlex
+from typing import ClassVar
 
 from ._common import heredoc, hidden_test_source
 from .base import Family, files
@@ -33,6 +40,11 @@ FILLER = ["lorem", "ipsum", "alpha", "beta", "gamma", "delta", "meeting", "budge
           "café", "naïve", "résumé", "id", "value", "42", "2024-01-05", "ok"]
 TOKENS = ["TODO(alice)", "FIXME", "api_key", "XJ-4471", "#urgent", "CONFIDENTIAL", "v2.0-rc1",
           "ERR_TIMEOUT"]
+AWKWARD = ["-{}", "{} [1]", "it's {}", "{}  copy", "$HOME {}", "{} (2)", "{} & co"]
+"""Level 3's hidden edge names: a pattern applied to a file name's part before its first `.`."""
+DEEP_DIR = "deep/er/still deeper/bottom"
+SIZES = {1: ((6, 10), (5, 10)), 2: ((12, 22), (8, 20)), 3: ((30, 45), (20, 35))}
+"""Per level: (workspace tree, hidden random trees) file counts, as randint bounds."""
 
 
 # --------------------------------------------------------------------------- trees
@@ -60,9 +72,11 @@ def make_name(rng: random.Random, odd: bool) -> str:
 def make_content(rng: random.Random, size: int | None = None) -> str:
     if size is None:
         size = rng.choice([0, rng.randint(1, 40), rng.randint(40, 400), rng.randint(400, 3000)])
-    words = []
-    while sum(len(w) + 1 for w in words) < size:
+    words: list[str] = []
+    length = 0
+    while length < size:
         words.append(rng.choice(FILLER))
+        length += len(words[-1]) + 1
     text = "\n".join(" ".join(words[i:i + 8]) for i in range(0, len(words), 8))
     data = text.encode()[:size]
     while True:  # cut on a character boundary, pad with ASCII to the exact byte size
@@ -175,9 +189,9 @@ def apply_rule(rule: dict, tree: list[dict]) -> dict:
 def valid(rule: dict, tree: list[dict], result: dict, need_change: bool) -> bool:
     """No collisions, and (for the workspace) the rule changes something non-trivially."""
     k = rule["kind"]
-    if "files" in result and k not in ("dedupe", "delete_size", "delete_age"):
-        if len(result["files"]) != len(tree):
-            return False  # two files mapped to the same path
+    if ("files" in result and k not in ("dedupe", "delete_size", "delete_age")
+            and len(result["files"]) != len(tree)):
+        return False  # two files mapped to the same path
     if k == "by_ext":
         # an extension folder must not clash with an existing directory or top-level file
         tops = {f["path"].split("/")[0] for f in tree}
@@ -244,13 +258,64 @@ def tune_tree(rng: random.Random, rule: dict, tree: list[dict], edge: bool) -> N
             tree[2]["content"] = tree[0]["content"]
 
 
-def build_case(rng: random.Random, rule: dict, n: int, edge: bool, need_change: bool):
+def build_case(rng: random.Random, rule: dict, n: int, edge: bool, need_change: bool,
+               plain: bool = False):
+    """A tree the rule works on and its expected result; ``plain``: no odd extensions, unless
+    the rule needs them (adding an affix to `.gz` files only)."""
+    plain = plain and not (rule["kind"] == "affix" and rule["exts"] == ["gz"])
     while True:
-        tree = make_tree(rng, n, odd=edge or rng.random() < 0.5)
+        odd = edge or rng.random() < 0.5
+        tree = make_tree(rng, n, odd=odd and not plain)
         tune_tree(rng, rule, tree, edge)
         result = apply_rule(rule, tree)
         if valid(rule, tree, result, need_change):
             return tree, result
+
+
+def build_awkward_case(rng: random.Random, rule: dict, n: int):
+    """Level 3's hardest tree: names with quotes, brackets, `$`, `&`, a leading `-` or two
+    spaces, some files four directories deep, plus the usual edge contents."""
+    while True:
+        tree = make_tree(rng, n, odd=True)
+        picked = rng.sample(tree, 6)
+        for f, pattern in zip(picked[:4], rng.sample(AWKWARD, 4)):
+            d, _, name = f["path"].rpartition("/")
+            stem, dot, rest = name.partition(".")
+            f["path"] = (d + "/" if d else "") + pattern.format(stem) + dot + rest
+        for f in picked[3:]:
+            f["path"] = DEEP_DIR + "/" + f["path"].rpartition("/")[2]
+        if len({f["path"].rpartition("/")[2].lower() for f in tree}) < n:
+            continue
+        tune_tree(rng, rule, tree, edge=True)
+        result = apply_rule(rule, tree)
+        if valid(rule, tree, result, need_change=False):
+            return tree, result
+
+
+def hidden_cases(rng: random.Random, rule: dict, level: int) -> list[dict]:
+    """The fresh trees the hidden tests run the script on: random ones (marked core) and
+    edge cases (boundary). Level 1 keeps only ordinary trees and the empty ROOT."""
+    size = SIZES[level][1]
+    cases = []
+    for i in range(2):
+        t, r = build_case(rng, rule, rng.randint(*size), edge=False, need_change=False,
+                          plain=level == 1)
+        cases.append({"id": f"random{i}", "mark": "core", "root": f"tree{i}", "manifest": t,
+                      "expected": r})
+    if level > 1:
+        t, r = build_case(rng, rule, rng.randint(8, 14), edge=True, need_change=False)
+        cases.append({"id": "awkward_names_and_root_with_space", "mark": "boundary",
+                      "root": "my root dir", "manifest": t, "expected": r})
+    cases.append({"id": "empty_root", "mark": "boundary", "root": "empty",
+                  "manifest": [], "expected": apply_rule(rule, [])})
+    if level == 3:
+        t, r = build_case(rng, rule, rng.randint(*size), edge=False, need_change=False)
+        cases.append({"id": "random2", "mark": "core", "root": "tree2", "manifest": t,
+                      "expected": r})
+        t, r = build_awkward_case(rng, rule, rng.randint(12, 18))
+        cases.append({"id": "quotes_dashes_and_deep_dirs", "mark": "boundary",
+                      "root": "it's a root [1]", "manifest": t, "expected": r})
+    return cases
 
 
 # --------------------------------------------------------------------------- text
@@ -310,7 +375,11 @@ def describe_rule(rule: dict, root: str) -> str:
             f"collisions occur.")
 
 
-def solver_source(rule: dict) -> str:
+def solver_source(rule: dict, check_root: bool = False) -> str:
+    """The reference script; ``check_root`` (level 3): reject a missing or bad ROOT first."""
+    check = ('''    if len(sys.argv) != 2 or not os.path.isdir(sys.argv[1]):
+        sys.exit(f"usage: {sys.argv[0]} ROOT (ROOT must be an existing directory)")
+''' if check_root else "")
     return f'''#!/usr/bin/env python3
 import os
 import sys
@@ -341,7 +410,7 @@ def move(root, src, dst):
 
 
 def main():
-    root = sys.argv[1]
+{check}    root = sys.argv[1]
     k = RULE["kind"]
     files = all_files(root)
     if k == "list_token":
@@ -488,66 +557,157 @@ def test_script_on_edge_cases(tmp_path, case):
 '''
 
 
+LEVEL3_TEST_BODY = r'''
+
+@pytest.mark.core
+def test_lookalike_tree_left_alone():
+    check_tree(WORKDIR / CONFIG["lookalike"], CONFIG["lookalike_files"])
+
+
+@pytest.mark.boundary
+@pytest.mark.parametrize("args", [[], ["no such dir"], ["a file.txt"]],
+                         ids=["no_argument", "missing_root", "root_is_a_file"])
+def test_script_rejects_a_bad_root(tmp_path, args):
+    (tmp_path / "a file.txt").write_text("keep me\n")
+    r = subprocess.run([str(SCRIPT), *args], cwd=tmp_path, capture_output=True, timeout=30)
+    assert r.returncode != 0, "the script must exit with a non-zero status"
+    assert r.stderr.strip(), "the script must print an error message to stderr"
+    assert snapshot(tmp_path) == {"a file.txt": "keep me\n"}, "the script changed files"
+'''
+"""Level 3's extra hidden tests: the look-alike tree is untouched, a bad ROOT is rejected."""
+
+SKELETON = '''#!/usr/bin/env python3
+"""Usage: ./SCRIPT ROOT -- apply the rule to every file under the directory ROOT."""
+import os
+import sys
+
+
+def all_files(root):
+    """Paths of the regular files under root (at any depth), relative to root, in byte order."""
+    out = []
+    for d, dirs, names in os.walk(root):
+        for n in names:
+            p = os.path.join(d, n)
+            if os.path.isfile(p) and not os.path.islink(p):
+                out.append(os.path.relpath(p, root))
+    return sorted(out, key=lambda p: p.encode())
+
+
+def main():
+    root = sys.argv[1]
+    for rel in all_files(root):
+        path = os.path.join(root, rel)     # e.g. ROOT/sub dir/Notes.TXT
+        folder, name = os.path.split(rel)  # e.g. "sub dir", "Notes.TXT"
+        # TODO: apply the rule to this file
+        pass
+
+
+main()
+'''
+"""Level 1's starting point for the script: it walks the tree and leaves the rule to fill in."""
+
+
+def instruction_text(level: int, rule: dict, root: str, script: str, run_line: str, n: int,
+                     examples: str, lookalike: str) -> str:
+    """The task's instruction; at level 2 the family's original text, word for word."""
+    listing = rule["kind"] == "list_token"
+    leftover = ("" if listing else " Empty directories left behind may stay or be removed; "
+                "only regular files are checked.")
+    names = ("names may\ncontain spaces, quotes, brackets, `$` or `&`, or start with `-`"
+             if level == 3 else "names may\ncontain spaces")
+    general = f"It must work on any such tree, not only on `{root}/`."
+    if level == 1:
+        write = (f"`{script}` in the current directory is an executable Python skeleton that\n"
+                 f"takes the path of a directory ROOT as its only argument and walks every file\n"
+                 f"under it, doing nothing yet. Fill in its TODO (or replace it with your own\n"
+                 f"script in any language) so that the script {describe_rule(rule, root)}")
+        general = (f"It must work on any such tree, not only on `{root}/`, and on an empty ROOT it "
+                   f"must\nsucceed and change nothing.")
+    else:
+        write = f"""\
+Write an executable script `{script}` in the current directory (any language; start it with a
+shebang line) that takes the path of a directory ROOT as its only argument (relative or
+absolute, possibly containing spaces) and {describe_rule(rule, root)}"""
+    if level == 3:
+        write += ("\n\nIf it is run without an argument, or ROOT does not exist or is not a "
+                  "directory, it\nmust print an error message to stderr and exit with a non-zero "
+                  "status, changing nothing.")
+        leftover += (f" Next to `{root}/`, `{lookalike}/` holds older files: leave them exactly as\n"
+                     "they are.")
+    return f"""\
+The directory `{root}/` holds a tree of {n} files in nested subdirectories ({names}), for example:
+
+{examples}
+
+{write}
+
+{general}{leftover} Then apply it to the
+workspace tree:
+
+    {run_line}
+"""
+
+
 class ShellFiles(Family):
     name = "shell-files"
     category = "shell"
     description = ("Write a script that organizes, renames, deletes or finds files in a directory "
                    "tree according to a seeded rule, and run it on a generated tree.")
     difficulty = "medium"
+    levels: ClassVar[dict[int, str]] = {
+        1: "smaller trees with plain names, a Python skeleton of the script that already walks "
+           "the tree (fill in the rule), and hidden tests with only ordinary trees and an empty ROOT",
+        2: "the family as it always was: write the whole script; hidden trees include awkward "
+           "names, boundary sizes, a root path with a space and an empty ROOT",
+        3: "larger trees, extra hidden trees with quotes, brackets, leading dashes and deep "
+           "nesting, a look-alike copy of the tree that must stay untouched, and the script "
+           "must also reject a missing or non-directory ROOT",
+    }
 
-    def build(self, rng: random.Random, seed: int) -> dict:
+    def build(self, rng: random.Random, seed: int, level: int) -> dict:
         rule = make_rule(rng)
         root = rng.choice(["inbox", "files", "dump", "downloads", "incoming", "share"])
         script = rng.choice(["organize.sh", "tidy.sh", "sortfiles", "cleanup.sh", "process_tree",
                              "apply_rule.py"])
         output = rng.choice(["matches.txt", "found.txt", "hits.txt", "list.txt"])
-        tree, result = build_case(rng, rule, rng.randint(12, 22), edge=False, need_change=True)
-        cases = []
-        for i in range(2):
-            t, r = build_case(rng, rule, rng.randint(8, 20), edge=False, need_change=False)
-            cases.append({"id": f"random{i}", "mark": "core", "root": f"tree{i}", "manifest": t,
-                          "expected": r})
-        t, r = build_case(rng, rule, rng.randint(8, 14), edge=True, need_change=False)
-        cases.append({"id": "awkward_names_and_root_with_space", "mark": "boundary",
-                      "root": "my root dir", "manifest": t, "expected": r})
-        cases.append({"id": "empty_root", "mark": "boundary", "root": "empty",
-                      "manifest": [], "expected": apply_rule(rule, [])})
+        if level == 1 and script.endswith(".sh"):
+            script = script.removesuffix(".sh") + ".py"  # the skeleton is Python
+        tree, result = build_case(rng, rule, rng.randint(*SIZES[level][0]), edge=False,
+                                  need_change=True, plain=level == 1)
+        cases = hidden_cases(rng, rule, level)
+        shown = sorted(rng.sample([f["path"] for f in tree], 4), key=lambda p: p.encode())
+        lookalike, decoy = "", []
+        if level == 3:
+            lookalike = rng.choice([f"{root}.bak", f"{root}_old", f"old {root}", f"{root} (copy)"])
+            decoy = build_case(rng, rule, rng.randint(6, 10), edge=False, need_change=True)[0]
 
         setup: tuple[str, ...] = ()
         if rule["kind"] == "delete_age":
             setup = tuple(f"touch -m -d '{f['age']} days ago 1 hour ago' "
-                          + shlex.quote(f"{root}/{f['path']}") for f in tree)
-        shown = sorted(rng.sample([f["path"] for f in tree], 4), key=lambda p: p.encode())
+                          + shlex.quote(f"{top}/{f['path']}")
+                          for top, manifest in ((root, tree), (lookalike, decoy)) for f in manifest)
         examples = "\n".join(f"- `{root}/{p}`" for p in shown)
         listing = rule["kind"] == "list_token"
-        leftover = ("" if listing else " Empty directories left behind may stay or be removed; "
-                    "only regular files are checked.")
         run_line = (f"./{script} {root} > {output}" if listing else f"./{script} {root}")
-        instruction = f"""\
-The directory `{root}/` holds a tree of {len(tree)} files in nested subdirectories (names may
-contain spaces), for example:
-
-{examples}
-
-Write an executable script `{script}` in the current directory (any language; start it with a
-shebang line) that takes the path of a directory ROOT as its only argument (relative or
-absolute, possibly containing spaces) and {describe_rule(rule, root)}
-
-It must work on any such tree, not only on `{root}/`.{leftover} Then apply it to the
-workspace tree:
-
-    {run_line}
-"""
-        solver = solver_source(rule)
+        solver = solver_source(rule, check_root=level == 3)
         solution = ("#!/bin/bash\nset -e\n" + heredoc(script, solver, executable=True)
                     + (f"./'{script}' '{root}' > '{output}'\n" if listing
                        else f"./'{script}' '{root}'\n"))
         config = {"script": script, "root": root, "output": output, "expected": result,
                   "original": {f["path"]: f["content"] for f in tree}, "cases": cases}
+        workspace = {f"{root}/{f['path']}": f["content"] for f in tree}
+        if level == 1:
+            workspace[script] = SKELETON.replace("SCRIPT", script, 1)
+        if level == 3:
+            config |= {"lookalike": lookalike,
+                       "lookalike_files": {f["path"]: f["content"] for f in decoy}}
+            workspace |= {f"{lookalike}/{f['path']}": f["content"] for f in decoy}
+        body = TEST_BODY + (LEVEL3_TEST_BODY if level == 3 else "")
         return {
-            "instruction": instruction,
-            "workspace": files({f"{root}/{f['path']}": f["content"] for f in tree}),
-            "tests": files({"test_tree.py": hidden_test_source(config, TEST_BODY)}),
+            "instruction": instruction_text(level, rule, root, script, run_line, len(tree),
+                                            examples, lookalike),
+            "workspace": files(workspace, executable=(script,) if level == 1 else ()),
+            "tests": files({"test_tree.py": hidden_test_source(config, body)}),
             "solution": solution,
             "setup": setup,
             "tags": ["files", "find", "shell", rule["kind"]],
