@@ -14,6 +14,8 @@ seed's scenario and make it easier or harder, and their task ids carry the level
 from __future__ import annotations
 
 import random
+from typing import ClassVar
+
 from termrl.protocols import Limits, Task, TaskFile, TaskMeta
 
 TRAIN_SEEDS = range(0, 1_000_000)
@@ -44,7 +46,7 @@ class Family:
     train_seeds = TRAIN_SEEDS
     heldout_seeds = HELDOUT_SEEDS
 
-    levels: dict[int, str] = {}
+    levels: ClassVar[dict[int, str]] = {}
     """What each level changes, in words (``termrl tasks families`` shows it)."""
 
     def generate(self, seed: int, level: int | None = None) -> Task:

@@ -26,6 +26,7 @@ import string
 from collections.abc import Callable
 from dataclasses import dataclass
 from string import Template
+from typing import ClassVar
 
 from ._common import heredoc, hidden_test_source, md_code
 from .base import Family, files
@@ -647,7 +648,7 @@ class CFixBug(Family):
     description = ("Fix the single injected bug (off-by-one, wrong operator, missing semicolon, "
                    "undeclared identifier, missing return) in a small generated C program.")
     difficulty = "medium"
-    levels = {  # noqa: RUF012 (read-only, declared by Family)
+    levels: ClassVar[dict[int, str]] = {
         1: "the instruction names the bug's line and function, and check.sh runs the program on the "
            "edge cases given in cases/ (so none is hidden); fewer unseen ordinary inputs",
         2: "the family as it always was: one bug, found from the description, an example and gcc",

@@ -25,6 +25,7 @@ import io
 import json
 import random
 from decimal import ROUND_HALF_UP, Decimal
+from typing import ClassVar
 
 from ._common import heredoc, hidden_test_source
 from .base import Family, files
@@ -574,7 +575,7 @@ class CsvAggregate(Family):
     description = ("Write a program that groups a CSV by a column and aggregates a numeric column "
                    "(sum/mean/max/min/median/count, optional filter) into a specified format.")
     difficulty = "medium"
-    levels = {  # noqa: RUF012 (read-only, declared by Family)
+    levels: ClassVar[dict[int, str]] = {
         1: "no row filter, 8-15-row inputs, hidden tests with only ordinary inputs plus the "
            "header-only file, and a tip that Python's csv module reads the quoting",
         2: "the family as it always was: a 25-60-row CSV, an optional row filter, hidden fresh "

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import json
 import random
+from typing import ClassVar
 
 from ._common import heredoc, hidden_test_source, md_code
 from .base import Family, files
@@ -546,7 +547,7 @@ class JsonTransform(Family):
                    "records according to a seeded rule.")
     difficulty = "medium"
 
-    levels = {
+    levels: ClassVar[dict[int, str]] = {
         1: ("one filter condition, no derived field or limit, a JSON array in and a list out, "
             "10-16 records, a Python skeleton that already reads INPUT and writes OUTPUT, and no "
             "hidden case with nulls, missing values and ties"),

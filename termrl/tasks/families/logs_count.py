@@ -26,6 +26,7 @@ import json
 import random
 import struct
 import zlib
+from typing import ClassVar
 
 from termrl.protocols import TaskFile
 
@@ -471,7 +472,7 @@ class LogsCount(Family):
     description = ("Write a script that counts the log lines matching a level/service criterion "
                    "in a seeded log format, and record the count for a given log.")
     difficulty = "easy"
-    levels = {  # noqa: RUF012 (read-only, declared by Family)
+    levels: ClassVar[dict[int, str]] = {
         1: "a one-field criterion (level or service), a short log, a Python skeleton that already "
            "reads the input and prints the count, and hidden logs of ordinary lines plus an empty one",
         2: "the family as it always was: write the script from scratch, run it on one log, hidden "

@@ -57,6 +57,7 @@ HELDOUT_SHARE = 5
 
 TEST_BODY = r'''
 from pathlib import Path
+from typing import ClassVar
 
 import pytest
 
@@ -232,7 +233,7 @@ class OneCommand(Family):
     description = ("Create a file holding a word, an empty file, or a file holding a word in upper "
                    "case: one shell command copying the names and values the instruction gives.")
     difficulty = "easy"
-    levels = {  # noqa: RUF012 (read-only, declared by Family)
+    levels: ClassVar[dict[int, str]] = {
         1: "one file in the current directory (no mkdir), named by two values instead of three; "
            "the upper-case kind names its tool (tr a-z A-Z)",
         2: "the family as it always was: a file holding a word or an empty file in a directory, "

@@ -24,6 +24,7 @@ import hashlib
 import random
 import string
 from dataclasses import dataclass
+from typing import ClassVar
 
 from ._common import heredoc, hidden_test_source, md_code
 from .base import Family, files
@@ -650,7 +651,7 @@ class PyFunction(Family):
     description = ("Implement a Python function from a seeded, parameterized specification; hidden "
                    "tests check many unseen and edge-case inputs with exact types.")
     difficulty = "easy"
-    levels = {
+    levels: ClassVar[dict[int, str]] = {
         1: "ordinary inputs only: no hidden edge-case test, and the instruction says so",
         2: "the family as it always was: ordinary and edge-case inputs, a stub to fill in",
         3: "no stub, and an earlier version of the function with other parameters in MODULE_v1.py "
