@@ -38,6 +38,7 @@ import random
 import zlib
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import ClassVar
 
 from termrl.protocols import Limits
 
@@ -57,7 +58,6 @@ HELDOUT_SHARE = 5
 
 TEST_BODY = r'''
 from pathlib import Path
-from typing import ClassVar
 
 import pytest
 
