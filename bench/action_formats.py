@@ -8,9 +8,12 @@ Prints one row per format (and temperature):
   mean_steps         replies per episode
   pass@1             episodes that passed, of all episodes
 
+With ``--out DIR`` every (format, temperature) cell's episodes go to a trajectory store
+``DIR/FORMAT-tTEMP`` as they finish, and the same command again runs only what is missing.
+
 Usage: python bench/action_formats.py MODEL_DIR [--suite one-command:heldout:0-4+py-function:heldout:0-4]
            [--formats tool_call,native,json,bash,example] [--temperatures 0,0.7] [--max-steps 4]
-           [--max-new-tokens 384] [--json OUT]
+           [--max-new-tokens 384] [--stop-at-action] [--out DIR] [--json OUT]
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ def main() -> None:
     from termrl.env import EnvConfig
     from termrl.policies.hf import HFConfig, HFPolicy
     from termrl.rollout.runner import RolloutConfig, run_rollouts
+    from termrl.rollout.store import TrajectoryStore
     from termrl.tasks.suites import resolve
 
     parser = argparse.ArgumentParser()
@@ -44,19 +48,25 @@ def main() -> None:
     parser.add_argument("--temperatures", default="0")
     parser.add_argument("--max-steps", type=int, default=4)
     parser.add_argument("--max-new-tokens", type=int, default=384)
+    parser.add_argument("--stop-at-action", action="store_true")
+    parser.add_argument("--out", default=None, help="keep each cell's episodes here; rerun to resume")
     parser.add_argument("--json", default=None)
     args = parser.parse_args()
     tasks = [e.task for e in resolve(args.suite) if e.task is not None]
-    policy = HFPolicy(args.model, HFConfig(temperature=0.0, max_new_tokens=args.max_new_tokens, seed=0))
+    options = {"max_new_tokens": args.max_new_tokens, "seed": 0, "stop_at_action": args.stop_at_action}
+    policy = HFPolicy(args.model, HFConfig(temperature=0.0, **options))
     rows = []
     print(f"suite={args.suite} tasks={len(tasks)} max_steps={args.max_steps} max_new_tokens={args.max_new_tokens}")
     print(f"{'format':<10} {'temp':>4} {'valid':>6} {'fmt_err':>7} {'steps':>5} {'pass@1':>6} {'wall_s':>6}")
     for temperature in (float(t) for t in args.temperatures.split(",")):
-        policy.config = HFConfig(temperature=temperature, max_new_tokens=args.max_new_tokens, seed=0)
+        policy.config = HFConfig(temperature=temperature, **options)
         for name in args.formats.split(","):
             env = EnvConfig(max_steps=args.max_steps, time_limit_s=3600, action_format=name)
             t0 = time.perf_counter()
-            episodes = run_rollouts(tasks, policy, RolloutConfig(workers=8, max_batch=8, env=env))
+            store = TrajectoryStore(f"{args.out}/{name}-t{temperature:g}") if args.out else None
+            episodes = run_rollouts(tasks, policy, RolloutConfig(workers=8, max_batch=8, env=env), store=store)
+            if store is not None:
+                episodes = store.read()
             r = {"format": name, "temperature": temperature, **row(episodes),
                  "wall_s": time.perf_counter() - t0}
             rows.append({**r, "replies_text": [[s.reply for s in t.steps] for t in episodes]})

@@ -11,8 +11,12 @@ then plays the same tasks as termrl episodes, with the same decoding. Prints:
 Replies stop at their first whole action on both sides (``HFConfig.stop_at_action``; the plain
 harness's code block is one), which halves the tokens here; ``--full-replies`` turns that off.
 
+With ``--out DIR`` both halves are kept there as they finish (``termrl.eval.plain``), and the
+same command again finishes a measurement an earlier run left, which at a CPU's speed can take
+longer than a session.
+
 Usage: python bench/parity.py MODEL_DIR [--suite humaneval:0-39] [--max-steps 3]
-                              [--max-new-tokens 512] [--action-format FORMAT] [--json OUT]
+                              [--max-new-tokens 512] [--action-format FORMAT] [--out DIR] [--json OUT]
 """
 
 from __future__ import annotations
@@ -38,6 +42,7 @@ def main() -> None:
     parser.add_argument("--action-format", default="tool_call")
     parser.add_argument("--full-replies", action="store_true",
                         help="generate to eos or max tokens instead of stopping at the first whole action")
+    parser.add_argument("--out", default=None, help="keep results here as they finish; rerun to resume")
     parser.add_argument("--json", default=None, help="also write the figures and every reply here")
     args = parser.parse_args()
     tasks = [e.task for e in resolve(args.suite) if e.task is not None]
@@ -45,7 +50,7 @@ def main() -> None:
                          stop_at_action=not args.full_replies)
     env = EnvConfig(max_steps=args.max_steps, time_limit_s=3600, action_format=args.action_format)
     t0 = time.perf_counter()
-    got = parity(tasks, policy, env)
+    got = parity(tasks, policy, env, out=args.out)
     wall = time.perf_counter() - t0
     endings = collections.Counter(t.ending for t in got.episodes)
     first = collections.Counter((t.steps[0].action or {}).get("kind", "format_error") if t.steps else "none"

@@ -41,3 +41,30 @@ def test_the_canonical_solution_passes_and_a_wrong_one_fails():
     got = run_plain(tasks, policy)
     assert [(r.task_id, r.passed) for r in got] == [(right.id, True), (wrong.id, False)]
     assert got[0].code == reference and len(policy.seen) == 2
+
+
+@pytest.mark.sandbox
+def test_a_results_directory_keeps_finished_work_and_a_second_call_does_only_the_rest(tmp_path):
+    from termrl.env import EnvConfig
+    from termrl.eval.plain import parity
+
+    tasks = [e.task for e in resolve("humaneval:0-2")]
+    answers = {t.id: "```python\ndef f():\n    return 0\n```" for t in tasks}
+    first = Answers(answers)
+    got = run_plain(tasks[:2], first, out=tmp_path, batch=1)
+    assert [r.task_id for r in got] == [t.id for t in tasks[:2]] and len(first.seen) == 2
+    with (tmp_path / "plain.jsonl").open("a") as fh:
+        fh.write('{"task_id": "cut mid-wri')  # a kill during the append
+    second = Answers(answers)
+    got = run_plain(tasks, second, out=tmp_path)
+    assert [r.task_id for r in got] == [t.id for t in tasks] and len(second.seen) == 1
+    assert not any(r.passed for r in got)
+
+    env = EnvConfig(max_steps=1, backend="local")
+    third = Answers(answers)
+    whole = parity(tasks, third, env, workers=2, out=tmp_path)
+    assert len(third.seen) == 3 and [t.task_id for t in whole.episodes] == [t.id for t in tasks]
+    fourth = Answers(answers)
+    again = parity(tasks, fourth, env, workers=2, out=tmp_path)
+    assert fourth.seen == [] and (again.plain_passed, again.termrl_passed) == (0, 0)
+    assert [t.task_id for t in again.episodes] == [t.id for t in tasks]
