@@ -4,6 +4,7 @@ a second bug of the other class, a sibling program to leave alone and a batch-ou
 from __future__ import annotations
 
 import ast
+import hashlib
 import re
 
 import pytest
@@ -104,11 +105,13 @@ def test_level_3_injects_a_compile_bug_and_a_logic_bug(seed):
 def test_level_3_has_a_sibling_program_and_a_batch_step_that_the_tests_check(seed):
     hard = FAMILY.generate(seed, 3)
     config, tests = _config(hard), hard.tests["test_program.py"].data.decode()
-    assert set(hard.workspace) == {config["source"], "example_input.txt", "batch_input.txt", config["keep"]}
-    assert config["keep"].endswith(".c") and "int main(void)" in hard.workspace[config["keep"]].data.decode()
-    assert f"`{config['keep']}`" in hard.instruction and "leave it unchanged" in hard.instruction
+    (keep,) = config["left_alone"]
+    assert set(hard.workspace) == {config["source"], "example_input.txt", "batch_input.txt", keep}
+    assert keep.endswith(".c") and "int main(void)" in hard.workspace[keep].data.decode()
+    assert config["left_alone"][keep] == hashlib.sha256(hard.workspace[keep].data).hexdigest()
+    assert f"`{keep}`" in hard.instruction and "leave it unchanged" in hard.instruction
     assert "`batch_output.txt`" in hard.instruction
-    assert "def test_other_program_left_unchanged" in tests and "def test_batch_output_saved" in tests
+    assert "def test_files_left_alone" in tests and "def test_batch_output_saved" in tests
     assert "def test_batch_output_saved" not in FAMILY.generate(seed).tests["test_program.py"].data.decode()
 
 
@@ -124,7 +127,7 @@ def _passes(task, command: str) -> bool:
 def test_level_3_rejects_what_passes_level_1():
     seed = next(s for s in SEEDS if FAMILY.generate(s).meta.tags[3] not in COMPILE_KINDS)
     easy, default, hard = (FAMILY.generate(seed, level) for level in (1, 2, 3))
-    src, keep = _source(hard), _config(hard)["keep"]
+    src, (keep,) = _source(hard), _config(hard)["left_alone"]
     just_fix = "#!/bin/bash\nset -e\n" + heredoc(src, _fixed(hard))
     assert _passes(easy, just_fix)
     assert _passes(hard, hard.solution)

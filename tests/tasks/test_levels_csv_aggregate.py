@@ -69,11 +69,11 @@ def test_level_3_adds_a_second_run_and_lookalike_files_the_tests_guard(seed):
     assert cfg["second_output"] in task.instruction and f"{stem}_excel.{ext}" in task.instruction
     assert cfg["second_output"] in task.solution
     distractors = {f"{stem}_old.{ext}", dst.rsplit(".", 1)[0] + "_last_year." + dst.rsplit(".", 1)[1]}
-    assert set(cfg["untouched"]) == distractors
-    for path, digest in cfg["untouched"].items():
+    assert set(cfg["left_alone"]) == distractors
+    for path, digest in cfg["left_alone"].items():
         assert hashlib.sha256(task.workspace[path].data).hexdigest() == digest
     assert "leave them exactly as they are" in task.instruction
-    assert "def test_other_files_left_alone" in task.tests["test_csv_aggregate.py"].data.decode()
+    assert "def test_files_left_alone" in task.tests["test_csv_aggregate.py"].data.decode()
     lookalike = next(c for c in cfg["cases"] if c["id"] == "lookalike")
     header = lookalike["text"].splitlines()[0]
     value = re.search(r"^VALUE = '(.+)'$", task.solution, re.MULTILINE).group(1)
@@ -102,4 +102,4 @@ def test_wrong_solutions_that_pass_level_1_fail_level_3(seed):
     tidy = dataclasses.replace(hard, solution=hard.solution + f"rm '{old}'\n")
     row = check_task(tidy)
     assert not row.valid and row.reference_passed is False, row.reason
-    assert "test_other_files_left_alone" in row.reason
+    assert "test_files_left_alone" in row.reason

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import hashlib
 import json
 
 import pytest
@@ -90,15 +91,15 @@ def test_a_seed_keeps_its_files_and_theme_across_levels(seed):
 def test_level_3_look_alikes_are_in_the_workspace_and_checked(seed):
     task = FAMILY.generate(seed, 3)
     config = config_of(task)
-    untouched = config["untouched"]
+    untouched = config["left_alone"]
     stem = input_path(task).rsplit("/", 1)[1]
     assert len(untouched) == 2 and input_path(task) not in untouched
     assert all(p.rsplit("/", 1)[1].startswith(stem.split(".")[0]) for p in untouched)
-    assert all(task.workspace[p].data.decode() == text for p, text in untouched.items())
-    assert "def test_look_alike_files_left_alone" in task.tests["test_json_transform.py"].data.decode()
+    assert all(hashlib.sha256(task.workspace[p].data).hexdigest() == digest for p, digest in untouched.items())
+    assert "def test_files_left_alone" in task.tests["test_json_transform.py"].data.decode()
     stale = json.loads(task.workspace[config["output"]].data)
     assert stale != config["expected"]
-    assert "untouched" not in config_of(FAMILY.generate(seed))
+    assert "left_alone" not in config_of(FAMILY.generate(seed))
 
 
 def with_solution(task, solution: str):

@@ -90,7 +90,7 @@ def test_level_3_counts_rotated_logs_next_to_distractors(seed):
     assert "gzip-compressed" in task.instruction and "\\r\\n" in task.instruction
     assert cfg["left_alone"] == {path: hashlib.sha256(f.data).hexdigest()
                                  for path, f in task.workspace.items()}
-    assert "def test_log_files_left_alone" in task.tests["test_logs_count.py"].data.decode()
+    assert "def test_files_left_alone" in task.tests["test_logs_count.py"].data.decode()
     assert "left_alone" not in config(FAMILY.generate(seed))
 
 
@@ -119,4 +119,4 @@ def test_level_3_rejects_counting_one_file_or_decompressing_in_place():
     gunzipped = task.solution + f"gzip -d '{log}.2.gz'\n"
     row = check_task(replace(task, solution=gunzipped))
     assert row.reference_passed is False, row.reason
-    assert "test_log_files_left_alone" in row.reason
+    assert "test_files_left_alone" in row.reason

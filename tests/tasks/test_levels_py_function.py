@@ -30,7 +30,7 @@ def test_level_3_has_no_stub_and_a_distractor_to_keep():
     (stub,) = default.workspace
     (kept,) = hard.workspace
     assert kept == stub.replace(".py", "_v1.py")
-    assert "def test_earlier_version_left_unchanged" in _tests(hard)
+    assert "def test_files_left_alone" in _tests(hard)
     assert f"`{kept}`" in hard.instruction and "create the file" in hard.instruction
     name = default.instruction.split("`")[1]
     assert f"def {name}(" in hard.workspace[kept].data.decode()

@@ -26,7 +26,7 @@ import json
 import random
 from typing import ClassVar
 
-from ._common import heredoc, hidden_test_source, md_code
+from ._common import LEFT_ALONE_TEST, heredoc, hidden_test_source, left_alone, md_code
 from .base import Family, files
 
 FIRST = ["Ana", "Bo", "Chen", "Dmitri", "Élodie", "Farah", "Gus", "Hana", "Ines", "José", "Kai",
@@ -301,17 +301,6 @@ def main():
 if __name__ == "__main__":
     main()
 '''
-
-UNTOUCHED_TEST = r'''
-
-@pytest.mark.core
-@pytest.mark.parametrize("path", sorted(CONFIG["untouched"]))
-def test_look_alike_files_left_alone(path):
-    p = WORKDIR / path
-    assert p.is_file(), f"{path} was removed"
-    assert p.read_text(encoding="utf-8") == CONFIG["untouched"][path], f"{path} was changed"
-'''
-
 
 # --------------------------------------------------------------------------- semantics
 
@@ -675,11 +664,12 @@ result of the same shape. Then run it on `{in_path}` with the output path `{out_
             workspace[program] = SKELETON.replace("PROGRAM", program)
         if level == 3:
             others = look_alikes(extra, spec, in_path)
-            config["untouched"] = {path: serialize(spec, r) for path, r in others.items()}
-            workspace.update(config["untouched"])
+            kept = {path: serialize(spec, r) for path, r in others.items()}
+            config["left_alone"] = left_alone(kept)
+            workspace.update(kept)
             stale = transform(spec, next(iter(others.values())))
             workspace[out_path] = json.dumps(stale, ensure_ascii=False, indent=2) + "\n"
-            body += UNTOUCHED_TEST
+            body += LEFT_ALONE_TEST
         return {
             "instruction": instruction,
             "workspace": files(workspace, executable=(program,)),

@@ -21,7 +21,6 @@ log).
 
 from __future__ import annotations
 
-import hashlib
 import json
 import random
 import struct
@@ -30,7 +29,7 @@ from typing import ClassVar
 
 from termrl.protocols import TaskFile
 
-from ._common import heredoc, hidden_test_source, md_code
+from ._common import LEFT_ALONE_TEST, heredoc, hidden_test_source, left_alone, md_code
 from .base import Family, files
 
 LEVELS = ["TRACE", "DEBUG", "INFO", "NOTICE", "WARN", "WARNING", "ERROR", "CRITICAL", "FATAL"]
@@ -344,12 +343,12 @@ def rotated_and_distractors(rng, scene, log_path, text) -> tuple[dict[str, int],
     logdir, logname = log_path.rsplit("/", 1)
     other = rng.choice([x for x in LOGNAMES if f"{x}.log" != logname])
     rotated = {f"{log_path}.1": n_old, f"{log_path}.2.gz": n_older}
-    left_alone = {log_path: text.encode(),
+    logs = {log_path: text.encode(),
                   f"{log_path}.1": old.replace("\n", "\r\n").encode(),
                   f"{log_path}.2.gz": gzip_stored(add_space_lines(rng, older, 0.03).encode()),
                   f"{log_path}.bak": backup.encode(),
                   f"{logdir}/{other}.log": other_app.encode()}
-    return rotated, left_alone
+    return rotated, logs
 
 
 def gzip_stored(data: bytes) -> bytes:
@@ -453,19 +452,6 @@ def test_script_on_edge_case_logs(tmp_path, text, count):
 '''
 
 
-TEST_LEFT_ALONE = r"""
-
-@pytest.mark.core
-def test_log_files_left_alone():
-    import hashlib
-
-    for path, digest in CONFIG["left_alone"].items():
-        p = WORKDIR / path
-        assert p.is_file(), f"{path} was deleted, moved or renamed"
-        assert hashlib.sha256(p.read_bytes()).hexdigest() == digest, f"{path} was changed"
-"""
-
-
 class LogsCount(Family):
     name = "logs-count"
     category = "shell"
@@ -560,13 +546,12 @@ Compare the level and the service as whole fields, exactly and case-sensitively:
 may mention level or service names. An empty log has 0 matching lines.
 """
         elif level == 3:
-            rotated, left_alone = rotated_and_distractors(rng, scene, log_path, text)
-            workspace = {path: TaskFile(data) for path, data in left_alone.items()}
+            rotated, logs = rotated_and_distractors(rng, scene, log_path, text)
+            workspace = {path: TaskFile(data) for path, data in logs.items()}
             config["expected"] = expected + sum(rotated.values())
-            config["left_alone"] = {path: hashlib.sha256(data).hexdigest()
-                                    for path, data in left_alone.items()}
-            test_body = TEST_BODY + TEST_LEFT_ALONE
-            others = " or ".join(f"`{p}`" for p in left_alone if p not in rotated and p != log_path)
+            config["left_alone"] = left_alone(logs)
+            test_body = TEST_BODY + LEFT_ALONE_TEST
+            others = " or ".join(f"`{p}`" for p in logs if p not in rotated and p != log_path)
             run_it = f"""\
 2. The log has been rotated: its older lines are in `{log_path}.1` and, gzip-compressed,
    in `{log_path}.2.gz`. Run the script on these three files and save the total number of

@@ -20,13 +20,12 @@ an earlier version of the function with different parameters, which must be left
 
 from __future__ import annotations
 
-import hashlib
 import random
 import string
 from dataclasses import dataclass
 from typing import ClassVar
 
-from ._common import heredoc, hidden_test_source, md_code
+from ._common import LEFT_ALONE_TEST, heredoc, hidden_test_source, left_alone, md_code
 from .base import Family, files
 
 
@@ -633,18 +632,6 @@ def test_edge_cases(tmp_path):
     run_cases(tmp_path, CONFIG["edge"])
 '''
 
-KEEP_TEST = r'''
-
-@pytest.mark.boundary
-def test_earlier_version_left_unchanged():
-    import hashlib
-
-    kept = WORKDIR / CONFIG["keep"]
-    assert kept.is_file(), CONFIG["keep"] + " was deleted"
-    assert hashlib.sha256(kept.read_bytes()).hexdigest() == CONFIG["keep_sha256"], CONFIG["keep"] + " was changed"
-'''
-
-
 class PyFunction(Family):
     name = "py-function"
     category = "python"
@@ -720,8 +707,8 @@ or a look-alike). Use only the Python 3.11 standard library. Your function will 
             keep, text = self._earlier_version(tmpl, t, module, seed)
             del workspace[path]
             workspace[keep] = text
-            config.update(keep=keep, keep_sha256=hashlib.sha256(text.encode()).hexdigest())
-            body += KEEP_TEST
+            config["left_alone"] = left_alone({keep: text})
+            body += LEFT_ALONE_TEST
             instruction += (f"\n`{keep}` holds an earlier version of `{fname}` with a different "
                             f"specification; other code still imports it. Leave it unchanged: the new "
                             f"function goes in `{path}` and follows the specification above.\n")
