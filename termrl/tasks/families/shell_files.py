@@ -375,6 +375,19 @@ def describe_rule(rule: dict, root: str) -> str:
             f"collisions occur.")
 
 
+ALL_FILES = '''def all_files(root):
+    out = []
+    for d, dirs, names in os.walk(root):
+        for n in names:
+            p = os.path.join(d, n)
+            if os.path.isfile(p) and not os.path.islink(p):
+                out.append(os.path.relpath(p, root))
+    return sorted(out, key=lambda p: p.encode())
+'''
+"""The scripts' tree walk: paths of the regular files under root (any depth), relative to root,
+in byte order."""
+
+
 def solver_source(rule: dict, check_root: bool = False) -> str:
     """The reference script; ``check_root`` (level 3): reject a missing or bad ROOT first."""
     check = ('''    if len(sys.argv) != 2 or not os.path.isdir(sys.argv[1]):
@@ -388,15 +401,7 @@ import time
 RULE = {rule!r}
 
 
-def all_files(root):
-    out = []
-    for d, dirs, names in os.walk(root):
-        for n in names:
-            p = os.path.join(d, n)
-            if os.path.isfile(p) and not os.path.islink(p):
-                out.append(os.path.relpath(p, root))
-    return sorted(out, key=lambda p: p.encode())
-
+{ALL_FILES}
 
 def ext(name):
     return name.rsplit(".", 1)[1].lower() if "." in name else None
@@ -582,16 +587,9 @@ import os
 import sys
 
 
-def all_files(root):
-    """Paths of the regular files under root (at any depth), relative to root, in byte order."""
-    out = []
-    for d, dirs, names in os.walk(root):
-        for n in names:
-            p = os.path.join(d, n)
-            if os.path.isfile(p) and not os.path.islink(p):
-                out.append(os.path.relpath(p, root))
-    return sorted(out, key=lambda p: p.encode())
-
+# all_files(root): paths of the regular files under root (at any depth), relative to root,
+# in byte order.
+''' + ALL_FILES + '''
 
 def main():
     root = sys.argv[1]
