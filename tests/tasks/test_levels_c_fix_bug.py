@@ -3,14 +3,13 @@ a second bug of the other class, a sibling program to leave alone and a batch-ou
 
 from __future__ import annotations
 
-import ast
 import hashlib
 import re
 
 import pytest
 
 from termrl.tasks.families import FAMILIES
-from termrl.tasks.families._common import heredoc
+from termrl.tasks.families._common import heredoc, hidden_config
 from termrl.tasks.families.c_fix_bug import COMPILE_KINDS
 from termrl.tasks.runtime import open_sandbox
 from termrl.verify import verify
@@ -26,10 +25,7 @@ def family(request):
     return FAMILIES[request.param]
 
 
-def _config(task) -> dict:
-    source = task.tests["test_program.py"].data.decode()
-    line = next(line for line in source.splitlines() if line.startswith("CONFIG = "))
-    return ast.literal_eval(line.removeprefix("CONFIG = "))
+_config = hidden_config
 
 
 def _fixed(task) -> str:

@@ -4,7 +4,6 @@ files that must be left alone."""
 
 from __future__ import annotations
 
-import ast
 import dataclasses
 import hashlib
 import re
@@ -12,6 +11,7 @@ import re
 import pytest
 
 from termrl.tasks.families import FAMILIES
+from termrl.tasks.families._common import hidden_config
 from termrl.tasks.validate import check_task
 
 pytestmark = pytest.mark.filterwarnings("ignore")
@@ -20,11 +20,7 @@ FAMILY = FAMILIES["csv-aggregate"]
 SEEDS = (0, 1, 2, 3, 1_000_000, 1_000_001)
 
 
-def config(task) -> dict:
-    """The CONFIG literal at the top of the hidden test module."""
-    source = task.tests["test_csv_aggregate.py"].data.decode()
-    line = next(line for line in source.splitlines() if line.startswith("CONFIG = "))
-    return ast.literal_eval(line.removeprefix("CONFIG = "))
+config = hidden_config
 
 
 def data_rows(text: str) -> int:

@@ -4,7 +4,6 @@ schema, more edge cases and look-alike files that the hidden tests check were le
 
 from __future__ import annotations
 
-import ast
 import dataclasses
 import hashlib
 import json
@@ -12,6 +11,7 @@ import json
 import pytest
 
 from termrl.tasks.families import FAMILIES
+from termrl.tasks.families._common import hidden_config
 from termrl.tasks.families.json_transform import THEMES
 from termrl.tasks.validate import check_task
 
@@ -21,10 +21,7 @@ FAMILY = FAMILIES["json-transform"]
 SEEDS = (0, 1, 2, 3, 1_000_000, 1_000_004)
 
 
-def config_of(task) -> dict:
-    """The CONFIG literal at the top of the task's hidden test module."""
-    source = task.tests["test_json_transform.py"].data.decode()
-    return ast.literal_eval(source.split("CONFIG = ", 1)[1].split("\n", 1)[0])
+config_of = hidden_config
 
 
 def input_path(task) -> str:

@@ -4,7 +4,6 @@ gzip-compressed, one with CRLF endings) next to distractor logs, and adds hidden
 
 from __future__ import annotations
 
-import ast
 import gzip
 import hashlib
 from dataclasses import replace
@@ -12,6 +11,7 @@ from dataclasses import replace
 import pytest
 
 from termrl.tasks.families import FAMILIES
+from termrl.tasks.families._common import hidden_config
 from termrl.tasks.families.logs_count import gzip_stored
 from termrl.tasks.validate import check_task
 
@@ -21,11 +21,7 @@ FAMILY = FAMILIES["logs-count"]
 SEEDS = (0, 1, 2, 3, 1_000_000, 1_000_001)
 
 
-def config(task) -> dict:
-    """The CONFIG literal of the task's hidden test module."""
-    source = task.tests["test_logs_count.py"].data.decode()
-    line = next(line for line in source.splitlines() if line.startswith("CONFIG = "))
-    return ast.literal_eval(line.removeprefix("CONFIG = "))
+config = hidden_config
 
 
 def log_lines(task, path: str) -> int:

@@ -3,12 +3,12 @@ hides more edge cases, has a look-alike tree to leave alone and a bad-ROOT step.
 
 from __future__ import annotations
 
-import ast
 import dataclasses
 import random
 
 import pytest
 
+from termrl.tasks.families._common import hidden_config
 from termrl.tasks.families.shell_files import EXTS, FAMILY, make_rule, solver_source
 from termrl.tasks.validate import check_task
 
@@ -23,11 +23,7 @@ def family(request):
     return request.param
 
 
-def config(task) -> dict:
-    """The hidden tests' CONFIG literal."""
-    line = next(x for x in task.tests["test_tree.py"].data.decode().splitlines()
-                if x.startswith("CONFIG = "))
-    return ast.literal_eval(line.removeprefix("CONFIG = "))
+config = hidden_config
 
 
 def rule_of(seed: int) -> dict:
