@@ -126,9 +126,9 @@ class _StopAtAction:
 def auto_dtype(path, device: str = "cpu") -> str:
     """The dtype ``auto`` loads a checkpoint in: float32 for weights that stay packed GGUF (their
     kernels compute in float32, so bfloat16 only adds casts), and float32 for a bfloat16/float16
-    checkpoint on a CPU whose half-precision matmul measures slower than float32 (no AVX512-BF16
-    or AMX: 0.7 against 37 GFLOPS on this project's 2-core AVX2 machine, prefill 4.9x slower,
-    bench/hf_dtype.py); otherwise ``auto`` (as saved)."""
+    checkpoint on a CPU whose half-precision matmul is slower than float32 (no AVX512-BF16 or
+    AMX: 0.7 against 37 GFLOPS on this project's 2-core AVX2 machine, prefill 4.9x slower,
+    bench/hf_dtype.py; see ``half_matmul_is_fast``); otherwise ``auto`` (as saved)."""
     try:
         config = json.loads((Path(path) / "config.json").read_text())
     except (OSError, ValueError):
@@ -142,23 +142,48 @@ def auto_dtype(path, device: str = "cpu") -> str:
     return "auto"
 
 
+HALF_FLAGS = {"bfloat16": ("avx512_bf16", "amx_bf16"), "float16": ("avx512_fp16", "amx_fp16")}
+"""x86 CPU flags under which PyTorch multiplies in that dtype natively (without them it emulates)."""
+
+
 @functools.cache
 def half_matmul_is_fast(dtype: str = "bfloat16") -> bool:
-    """Whether this CPU multiplies matrices in ``dtype`` at least as fast as in float32, timed
-    on one 64x256 by 256x256 product per dtype (best of 3; under 0.1 s on a CPU without it)."""
+    """Whether this CPU multiplies matrices in ``dtype`` at least as fast as in float32.
+
+    On x86 Linux the CPU's flags answer it (``HALF_FLAGS``): a timing can be fooled by a busy
+    machine, and a wrong answer here costs a run 5x its time. Elsewhere (other CPUs, no
+    ``/proc/cpuinfo``) it times a 64x256 by 256x256 product per dtype, interleaved, best of 10."""
+    flags = cpu_flags()
+    if flags:
+        return any(flag in flags for flag in HALF_FLAGS[dtype])
+    return _timed_half_is_fast(dtype)
+
+
+def cpu_flags(cpuinfo: str | Path = "/proc/cpuinfo") -> set[str]:
+    """The flags of an x86 CPU as Linux lists them; empty on other machines or without the file."""
+    import platform
+
+    if platform.machine().lower() not in ("x86_64", "amd64"):
+        return set()
+    try:
+        lines = Path(cpuinfo).read_text().splitlines()
+    except OSError:
+        return set()
+    return {flag for line in lines if line.startswith("flags") for flag in line.partition(":")[2].split()}
+
+
+def _timed_half_is_fast(dtype: str) -> bool:
     import torch
 
-    def best(dt) -> float:
-        a, b = torch.ones(64, 256, dtype=dt), torch.ones(256, 256, dtype=dt)
-        a @ b
-        times = []
-        for _ in range(3):
+    pairs = {dt: (torch.ones(64, 256, dtype=dt), torch.ones(256, 256, dtype=dt))
+             for dt in (getattr(torch, dtype), torch.float32)}
+    best = dict.fromkeys(pairs, float("inf"))
+    for _ in range(10):
+        for dt, (a, b) in pairs.items():
             start = time.perf_counter()
             a @ b
-            times.append(time.perf_counter() - start)
-        return min(times)
-
-    return best(getattr(torch, dtype)) <= best(torch.float32)
+            best[dt] = min(best[dt], time.perf_counter() - start)
+    return best[getattr(torch, dtype)] <= best[torch.float32]
 
 
 class HFPolicy:

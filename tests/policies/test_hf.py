@@ -166,14 +166,33 @@ def test_auto_dtype_follows_the_measured_half_precision_speed(tmp_path, monkeypa
     assert hf.auto_dtype(tmp_path, "cpu") == "auto"
 
 
-def test_half_matmul_speed_is_measured_once():
-    from termrl.policies.hf import half_matmul_is_fast
+def test_half_precision_speed_comes_from_the_cpu_flags_and_is_decided_once(tmp_path, monkeypatch):
+    from termrl.policies import hf
 
-    half_matmul_is_fast.cache_clear()
-    first = half_matmul_is_fast("bfloat16")
-    assert isinstance(first, bool)
-    assert half_matmul_is_fast("bfloat16") is first
-    assert half_matmul_is_fast.cache_info().hits == 1
+    plain, amx = tmp_path / "plain", tmp_path / "amx"
+    plain.write_text("processor : 0\nflags\t\t: fpu sse2 avx avx2 fma\n")
+    amx.write_text("processor : 0\nflags\t\t: fpu avx2 avx512f avx512_bf16 amx_bf16\n")
+    monkeypatch.setattr("platform.machine", lambda: "x86_64")
+    assert hf.cpu_flags(plain) == {"fpu", "sse2", "avx", "avx2", "fma"}
+    assert hf.cpu_flags(tmp_path / "missing") == set()
+    read = hf.cpu_flags
+    for path, fast in ((plain, False), (amx, True)):
+        monkeypatch.setattr(hf, "cpu_flags", lambda path=path: read(path))
+        hf.half_matmul_is_fast.cache_clear()
+        assert hf.half_matmul_is_fast("bfloat16") is fast
+        assert hf.half_matmul_is_fast("float16") is False
+    monkeypatch.setattr("platform.machine", lambda: "arm64")
+    assert hf.cpu_flags(amx) == set()
+    monkeypatch.undo()
+    hf.half_matmul_is_fast.cache_clear()
+    first = hf.half_matmul_is_fast("bfloat16")
+    assert hf.half_matmul_is_fast("bfloat16") is first and hf.half_matmul_is_fast.cache_info().hits == 1
+
+
+def test_the_timed_fallback_returns_a_verdict():
+    from termrl.policies.hf import _timed_half_is_fast
+
+    assert isinstance(_timed_half_is_fast("bfloat16"), bool)
 
 
 def test_native_tools_reach_the_chat_template(tiny_model):
