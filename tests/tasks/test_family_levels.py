@@ -39,7 +39,7 @@ def test_every_family_describes_its_levels(name):
 @pytest.mark.parametrize("level", [1, 3])
 def test_other_levels_are_valid_and_differ(name, level):
     family = FAMILIES[name]
-    for seed in (0, family.heldout_seeds.start + 1):
+    for seed in (family.heldout_seeds.start + 1,):  # each family's own level tests check train seeds
         task = family.generate(seed, level)
         assert task.id == f"{name}@{level}-{seed}"
         assert f"level:{level}" in task.meta.tags
