@@ -19,10 +19,10 @@ from typing import ClassVar
 from termrl.protocols import Limits, Task, TaskFile, TaskMeta
 
 TRAIN_SEEDS = range(0, 1_000_000)
+HELDOUT_SEEDS = range(1_000_000, 2_000_000)
 LEVELS = (1, 2, 3)
 DEFAULT_LEVEL = 2
 DIFFICULTIES = ("easy", "medium", "hard")
-HELDOUT_SEEDS = range(1_000_000, 2_000_000)
 
 
 def split_of(seed: int) -> str:
@@ -47,7 +47,7 @@ class Family:
     heldout_seeds = HELDOUT_SEEDS
 
     levels: ClassVar[dict[int, str]] = {}
-    """What each level changes, in words (``termrl tasks families`` shows it)."""
+    """What each level changes, in words (``termrl tasks list builtin`` shows it)."""
 
     def generate(self, seed: int, level: int | None = None) -> Task:
         level = DEFAULT_LEVEL if level is None else check_level(self.name, level)
@@ -76,6 +76,7 @@ class Family:
 
 
 def check_level(family: str, level) -> int:
+    """``level`` when it is one of ``LEVELS``; ValueError naming the family and the levels otherwise."""
     if type(level) is not int or level not in LEVELS:
         raise ValueError(f"family {family}: level {level!r} does not exist; use one of "
                          f"{', '.join(map(str, LEVELS))} (1 easiest, {DEFAULT_LEVEL} the default)")
