@@ -106,8 +106,9 @@ def summarize(trajectories: Iterable[Trajectory], ks: Iterable[int] = (1,)) -> d
     ``unverified``, ``mean_reward``, ``components``, ``hack_rate``, ``findings``,
     ``error_classes``, ``error_groups``, ``endings``, ``splits``, ``families``, ``tasks``, ``notes``.
     ``families``: the same as ``splits`` for each seeded family at each level present
-    (``py-function``, ``py-function@1``; see ``family_of``), with a 95% Wilson interval of
-    pass@1 over its scored episodes when every task has one sample.
+    (``py-function``, ``py-function@1``; see ``family_of``), with ``passed``/``scored`` episodes
+    and the 95% Wilson interval of that rate (pass@1 itself when every task has the same
+    number of samples).
     """
     ks = sorted(set(ks))
     if not ks or ks[0] < 1:
