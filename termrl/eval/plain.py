@@ -83,9 +83,9 @@ def run_plain(tasks: Sequence[Task], policy: Policy, workers: int = 2, out: str 
 def _append(path: Path, lines: list[str]) -> None:
     """Append ``lines``, on a line of their own even after a line a kill cut short."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    cut = path.is_file() and path.stat().st_size and not path.read_bytes().endswith(b"\n")
-    with path.open("a", encoding="utf-8") as fh:
-        fh.write("\n" * bool(cut) + "".join(line + "\n" for line in lines))
+    with path.open("a+b") as fh:
+        cut = fh.tell() > 0 and (fh.seek(-1, 2), fh.read(1))[1] != b"\n"
+        fh.write(("\n" * cut + "".join(line + "\n" for line in lines)).encode())
 
 
 def _read_plain(path: Path) -> list[PlainResult]:

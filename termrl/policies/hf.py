@@ -46,7 +46,7 @@ class HFConfig:
     seed: int | None = None
     """Seeds sampling: batch i of this policy draws from ``seed + i``; the caller's RNG is untouched."""
     dtype: str = "auto"
-    """auto (as saved, except float32 where that measures faster: ``auto_dtype``) | float32 | bfloat16."""
+    """auto (as saved, except float32 where half precision would be slower: ``auto_dtype``) | float32 | bfloat16."""
     device: str = "cpu"
     """cpu | cuda | cuda:N | auto (cuda when available, else cpu)."""
     max_batch: int = 8
@@ -193,7 +193,7 @@ class HFPolicy:
     except eos, pad, ``<|im_end|>`` and ``<|endoftext|>``. ``Reply.tokens`` are the generated
     ids up to and including the first eos; ``Reply.logprobs`` one per token (see
     ``HFConfig.logprobs``); with ``stop_at_action``, a reply stopped at its action ends there, with
-no eos. ``gen_s`` is the batch's wall time divided among its replies."""
+    no eos. ``gen_s`` is the batch's wall time divided among its replies."""
 
     def __init__(self, path: str | Path, config: HFConfig | None = None, **options):
         import torch

@@ -215,7 +215,7 @@ def run_grpo(cfg: TrainConfig, out: Path, model_dir: Path, accountant: Accountan
 
 
 def _dtype(cfg: TrainConfig, model_dir):
-    """The configured dtype; ``auto`` as ``termrl.policies.hf.auto_dtype`` measures it for the
+    """The configured dtype; ``auto`` as ``termrl.policies.hf.auto_dtype`` decides it for the
     device training runs on."""
     import torch
 
