@@ -325,13 +325,30 @@ EXAMPLE = """
 Example of a whole episode (another task: "Write greet.py that prints Hello, NAME for its argument"):
 assistant: I will write the script.
 <tool_call>{{"name": "write_file", "arguments": {{"path": "greet.py", "content": "import sys\\nprint(f'Hello, {{sys.argv[1]}}')\\n"}}}}</tool_call>
-user: wrote 42 bytes to {workdir}/greet.py
+user: <tool_response>
+wrote 42 bytes to {workdir}/greet.py
+</tool_response>
 assistant: Now I test it.
 <tool_call>{{"name": "bash", "arguments": {{"command": "python3 greet.py Ada"}}}}</tool_call>
-user: exit code 0
+user: <tool_response>
+exit code 0
 Hello, Ada
+</tool_response>
 assistant: It works.
 <tool_call>{{"name": "submit", "arguments": {{}}}}</tool_call>"""
+
+def observation_message(observation: str) -> dict:
+    """The chat message that hands an action's result back to the model: a user message whose
+    text is framed as ``<tool_response>`` (what Qwen's and other Hermes-style chat templates
+    render for a tool's result), so that a model reads it as its tool's output, not as a new
+    request. Framed plainly, "wrote N bytes to X" led Qwen2.5-Coder-0.5B to write X again.
+    Episodes, and the conversations rebuilt from stored ones for training, both use it.
+
+    >>> observation_message("exit code 0")["content"]
+    '<tool_response>\\nexit code 0\\n</tool_response>'
+    """
+    return {"role": "user", "content": f"<tool_response>\n{observation}\n</tool_response>"}
+
 
 TOOL_SCHEMAS = (
     {"type": "function", "function": {

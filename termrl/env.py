@@ -28,7 +28,7 @@ import time
 from dataclasses import dataclass
 from typing import Self
 
-from termrl.actions import DEFAULT_FORMAT, FormatError, action_format, parse
+from termrl.actions import DEFAULT_FORMAT, FormatError, action_format, observation_message, parse
 from termrl.episode import (
     Phase,
     SandboxVerifier,
@@ -287,7 +287,7 @@ class TerminalEnv:
         except HarnessError as e:
             return self._end(harness_failure(self.task.id, e, "step"))
         self.messages += [{"role": "assistant", "content": reply.text},
-                          {"role": "user", "content": record.observation}]
+                          observation_message(record.observation)]
         return record.observation, 0.0, False, False, {"step": record.index}
 
     def _record(self, reply: Reply) -> StepRecord:

@@ -30,6 +30,7 @@ import json
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
 
+from termrl.actions import observation_message
 from termrl.eval.metrics import harness_failure
 from termrl.protocols import Task, Trajectory
 
@@ -53,7 +54,7 @@ def conversation(traj: Trajectory, first_messages: list[dict] | None = None, *,
     ...                                          {"role": "user", "content": "do it"}],
     ...                steps=[StepRecord(0, "ls", None, "exit code 0\\na"), StepRecord(1, "done", None, "")])
     >>> [(m["role"], m["content"]) for m in conversation(t)][2:]
-    [('assistant', 'ls'), ('user', 'exit code 0\\na'), ('assistant', 'done')]
+    [('assistant', 'ls'), ('user', '<tool_response>\\nexit code 0\\na\\n</tool_response>'), ('assistant', 'done')]
     """
     first = traj.prompt if first_messages is None else first_messages
     if not first:
@@ -69,7 +70,7 @@ def conversation(traj: Trajectory, first_messages: list[dict] | None = None, *,
     for i, step in enumerate(traj.steps):
         messages.append({"role": "assistant", "content": step.reply})
         if i < last:
-            messages.append({"role": "user", "content": step.observation})
+            messages.append(observation_message(step.observation))
     return messages
 
 

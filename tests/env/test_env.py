@@ -6,7 +6,8 @@ import pytest
 
 from termrl.actions import render_tool_call
 from termrl.env import EnvConfig, TerminalEnv, truncate
-from termrl.protocols import Action, ActionKind, Ending, Limits, Reply, Task, TaskFile
+from termrl.protocols import Action, ActionKind, Ending, Limits, Reply, Task, TaskFile, Trajectory
+from termrl.train.trajdata import conversation
 
 pytestmark = pytest.mark.sandbox
 
@@ -58,6 +59,19 @@ def test_write_action_and_failure_are_scored():
     assert "wrote 4 bytes" in obs
     _, reward, term, _, info = env.step(render_tool_call(Action(ActionKind.SUBMIT)))
     assert term and reward == 0.0 and not info["evidence"].passed
+
+
+def test_observations_reach_the_model_as_tool_responses_and_training_rebuilds_the_same_chat():
+    env = TerminalEnv()
+    env.reset(task())
+    obs, *_ = env.step(render_tool_call(Action(ActionKind.WRITE, path="greeting.txt", content="hello\n")))
+    assert env.messages[-1] == {"role": "user", "content": f"<tool_response>\n{obs}\n</tool_response>"}
+    env.step(cmd("cat greeting.txt"))
+    seen = [dict(m) for m in env.messages]
+    env.step(render_tool_call(Action(ActionKind.SUBMIT)))
+    traj = Trajectory("greet#0#0", "greet", "scripted", prompt=seen[:2], steps=env.steps)
+    assert conversation(traj)[:-1] == seen  # what SFT trains on is what the policy saw
+    assert env.messages[1]["content"].startswith("Write hello")  # the request itself is not framed
 
 
 def test_format_errors_are_steps_and_end_the_episode_when_consecutive():
