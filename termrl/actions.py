@@ -19,8 +19,10 @@
      it names (`solution.py`, count.sh); a shell block counts as a file only when it
      starts with a shebang (a script's text, not commands). A block of definitions
      (Python ``def``/``class``, C-family functions) with no file named goes to the one
-     workspace file of its language, when the task has exactly one (``workspace=``). Any
-     other block (an example, a usage line) is no action.
+     workspace file of its language, when the task has exactly one (``workspace=``) and the
+     block is a new version of it: the file is empty, defines nothing, or defines a name the
+     block defines too (so an unrelated helper the model writes out does not overwrite a
+     module). Any other block (an example, a usage line) is no action.
 
 The first action of a reply is taken; a reply with more than one says so in the
 next observation (``Parsed.ignored``). A reply with no action is a submission (the
@@ -33,7 +35,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from termrl.protocols import Action, ActionKind
@@ -54,8 +56,8 @@ EXTENSIONS = {
 }
 """Fence tag -> the file names it may hold (suffixes; "" is a name without one)."""
 _DEFINES = {
-    ".py": re.compile(r"^(?:async\s+def|def|class)\s+\w+", re.M),
-    ".c": re.compile(r"^[A-Za-z_][\w \t*]*\b\w+\s*\([^;]*\)\s*\{", re.M),
+    ".py": re.compile(r"^(?:async\s+def|def|class)\s+(\w+)", re.M),
+    ".c": re.compile(r"^[A-Za-z_][\w \t*]*\b(\w+)\s*\([^;]*\)\s*\{", re.M),
 }
 _DEFINES.update({ext: _DEFINES[".c"] for ext in (".cpp", ".cc", ".cxx", ".js", ".ts", ".go", ".rs", ".java")})
 
@@ -154,37 +156,53 @@ def _defines(body: str, suffixes: Iterable[str]) -> bool:
     return body.startswith("#!") or not patterns or any(p.search(body) for p in patterns)
 
 
-def _named_file(tag: str, info: str, body: str, prose: str) -> str | None:
-    """The file a block's fence or first line names, else the last file of its language that the
-    prose before it names when the block reads as a file; None when nothing names one."""
+def _names(body: str, suffixes: Iterable[str]) -> set[str]:
+    """The functions and classes ``body`` defines at its top level, as its language's pattern sees them."""
+    return {name for s in suffixes if s in _DEFINES for name in _DEFINES[s].findall(body)}
+
+
+def _revises(body: str, current: str | None, suffixes: Iterable[str]) -> bool:
+    """Whether ``body`` may replace a file now holding ``current`` (None: unknown): the file is
+    empty or defines nothing, or ``body`` defines one of its names again."""
+    old = _names(current or "", suffixes)
+    return not old or bool(old & _names(body, suffixes))
+
+
+def _named_file(tag: str, info: str, body: str, prose: str) -> tuple[str | None, bool]:
+    """The file a block's fence or first line names (``(path, True)``), else the last file of
+    its language that the prose before it names when the block reads as a file
+    (``(path, False)``); ``(None, False)`` when nothing names one."""
     m = _INFO_FILE.match(info)
     if info.strip() and m and ("." in m.group(1) or "/" in m.group(1)):
-        return m.group(1)
+        return m.group(1), True
     first = body.split("\n", 1)[0]
     m = _COMMENT_FILE.match(first)
     if m and not first.startswith("#!"):
-        return m.group(1)
+        return m.group(1), True
     suffixes = EXTENSIONS.get(tag, ())
     if not suffixes or not _defines(body, suffixes):
-        return None
+        return None, False
     named = [a or b for a, b in _PROSE_FILE.findall(prose)]
-    return next((n for n in reversed(named) if _fits(n, suffixes)), None)
+    return next((n for n in reversed(named) if _fits(n, suffixes)), None), False
 
 
-def _file_block(tag: str, info: str, body: str, prose: str, workspace: tuple[str, ...]) -> Action | None:
-    """The write a block of file contents stands for, or None when it is not one."""
+def _file_block(tag: str, info: str, body: str, prose: str, workspace: dict[str, str | None]) -> Action | None:
+    """The write a block of file contents stands for, or None when it is not one. A file the
+    block itself names is written; one only the prose names, or the one workspace file of the
+    block's language, only when the block is a new version of it (``_revises``)."""
     if tag in SHELL_TAGS and not body.startswith("#!"):
         return None
-    path = _named_file(tag, info, body, prose)
+    suffixes = EXTENSIONS.get(tag, ())
+    path, explicit = _named_file(tag, info, body, prose)
     if path is None:
-        suffixes = [s for s in EXTENSIONS.get(tag, ()) if s in _DEFINES]
-        mine = [p for p in workspace if _fits(p, suffixes)]
-        if len(mine) == 1 and _defines(body, suffixes):
-            path = mine[0]
-    return Action(ActionKind.WRITE, path=path, content=body) if path else None
+        mine = [p for p in workspace if _fits(p, [s for s in suffixes if s in _DEFINES])]
+        path = mine[0] if len(mine) == 1 and _defines(body, suffixes) else None
+    if path is None or not (explicit or _revises(body, workspace.get(path), suffixes)):
+        return None
+    return Action(ActionKind.WRITE, path=path, content=body)
 
 
-def _block_action(tag: str, info: str, body: str, prose: str, workspace: tuple[str, ...]) -> Action | None:
+def _block_action(tag: str, info: str, body: str, prose: str, workspace: dict[str, str | None]) -> Action | None:
     if tag == "json" and (call := _json_call(body)) is not None:
         return call
     if (write := _file_block(tag, info, body, prose, workspace)) is not None:
@@ -196,7 +214,7 @@ def _block_action(tag: str, info: str, body: str, prose: str, workspace: tuple[s
     return None
 
 
-def _block_actions(text: str, workspace: tuple[str, ...]) -> list[Action]:
+def _block_actions(text: str, workspace: dict[str, str | None]) -> list[Action]:
     """The actions of a reply's fenced blocks, in order. A block that fails to act is a format
     error only when no action comes before it (later ones are not run anyway)."""
     found, prose_from = [], 0
@@ -213,16 +231,17 @@ def _block_actions(text: str, workspace: tuple[str, ...]) -> list[Action]:
     return found
 
 
-def parse(text: str, workspace: Iterable[str] = ()) -> Parsed:
+def parse(text: str, workspace: Iterable[str] | Mapping[str, object] = ()) -> Parsed:
     """The action ``text`` asks for; raises ``FormatError`` when it tries and fails.
 
-    ``workspace``: the task's workspace file names, where a block of definitions that names
-    no file may go (the one file of its language).
+    ``workspace``: the task's workspace files, where a block of definitions that names no file
+    may go (the one file of its language, when the block is a new version of it): their names,
+    or a mapping of name to content (text, bytes, a ``TaskFile``; None when unknown).
     """
     called = _tool_calls(text)
     if called is not None:
         return called
-    actions = _block_actions(text, tuple(workspace))
+    actions = _block_actions(text, _contents(workspace))
     if actions:
         return Parsed(actions[0], ignored=len(actions) - 1)
     if text.count("```") % 2 == 1:
@@ -230,7 +249,18 @@ def parse(text: str, workspace: Iterable[str] = ()) -> Parsed:
     return Parsed(Action(ActionKind.SUBMIT))
 
 
-def holds_action(text: str, workspace: Iterable[str] = ()) -> bool:
+def _contents(workspace: Iterable[str] | Mapping[str, object]) -> dict[str, str | None]:
+    """Workspace name -> text (None when unknown), from names or a mapping of name to content."""
+    if not isinstance(workspace, Mapping):
+        return dict.fromkeys(workspace)
+    texts = {}
+    for name, content in workspace.items():
+        data = getattr(content, "data", content)
+        texts[name] = data.decode("utf-8", "replace") if isinstance(data, bytes) else data
+    return texts
+
+
+def holds_action(text: str, workspace: Iterable[str] | Mapping[str, object] = ()) -> bool:
     """Whether ``text`` already holds a whole action that ``parse`` would run (a closed tool call, a
     closed block that acts): a policy may stop generating there, since the rest of a reply is
     never run. An open ``<tool_call>`` or block, or text with no action yet, is not done.
@@ -245,7 +275,7 @@ def holds_action(text: str, workspace: Iterable[str] = ()) -> bool:
     if "<tool_call>" in text:
         return False
     try:
-        return bool(_block_actions(text, tuple(workspace)))
+        return bool(_block_actions(text, _contents(workspace)))
     except FormatError:
         return False
 
@@ -339,13 +369,12 @@ assistant: It works.
 
 def observation_message(observation: str) -> dict:
     """The chat message that hands an action's result back to the model: a user message whose
-    text is framed as ``<tool_response>`` (what Qwen's and other Hermes-style chat templates
-    render for a tool's result), so that a model reads it as its tool's output, not as a new
-    request. Framed plainly, "wrote N bytes to X" led Qwen2.5-Coder-0.5B to write X again.
+    text is framed as a ``<tool_response>``, what Qwen's and other Hermes-style chat templates
+    render for a tool's result (GRPO's native tool calls get the same from the template).
     Episodes, and the conversations rebuilt from stored ones for training, both use it.
 
-    >>> observation_message("exit code 0")["content"]
-    '<tool_response>\\nexit code 0\\n</tool_response>'
+    >>> observation_message("exit code 0")["content"].splitlines()[:3]
+    ['<tool_response>', 'exit code 0', '</tool_response>']
     """
     return {"role": "user", "content": f"<tool_response>\n{observation}\n</tool_response>"}
 

@@ -147,6 +147,12 @@ def apply_action(box: Sandbox, task: Task, action: Action, record: StepRecord, *
     return f"{status}\n{truncate(output, observation_chars)}"
 
 
+def _relative(path: str, workdir: str) -> str:
+    """A write's path as the task's workspace names files: relative to ``workdir`` when inside it."""
+    prefix = workdir.rstrip("/") + "/"
+    return path[len(prefix):] if path.startswith(prefix) else path
+
+
 class _Ended(Exception):
     """Raised where a step ends the episode (a submission, a limit); ``step`` turns it into the end."""
 
@@ -195,6 +201,9 @@ class TerminalEnv:
         """How the episode ended; None while it runs."""
         self.before: dict[str, bytes] = {}
         """The workspace after setup, before the agent's first step."""
+        self.files: dict[str, object] = {}
+        """The workspace's files as the episode knows them (the task's, then each write's content),
+        for ``parse`` to decide where a block of code that names no file goes."""
         self._clock = 0.0
         self._tokens = 0
         self._format_errors = 0
@@ -216,6 +225,7 @@ class TerminalEnv:
             task = (get_family(family) if isinstance(family, str) else family).generate(seed)
         self.close()
         self.task, self.steps, self.outcome, self.before = task, [], None, {}
+        self.files = dict(task.workspace)
         self._clock, self._tokens, self._format_errors = 0.0, 0, 0
         with self._timed("environment"):
             try:
@@ -303,7 +313,7 @@ class TerminalEnv:
         ignored = 0
         if action is None:
             try:
-                parsed = parse(text, self.task.workspace)
+                parsed = parse(text, self.files)
             except FormatError as e:
                 self._format_errors += 1
                 record.format_error, record.observation = str(e), f"Format error: {e}"
@@ -321,6 +331,8 @@ class TerminalEnv:
                                               observation_chars=self.config.observation_chars)
         record.env_s = time.perf_counter() - started
         self._clock += record.env_s
+        if action.kind is ActionKind.WRITE and record.exit_code == 0:
+            self.files[_relative(action.path, self.task.workdir)] = action.content
         if ignored:
             record.observation += f"\n[note: only the first action of a reply runs; {ignored} more ignored]"
 

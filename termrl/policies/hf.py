@@ -103,7 +103,7 @@ class _StopAtAction:
     """A stopping criterion: a sequence is done once its reply holds a whole action. Remembers
     how many tokens each stopped reply had, since the batch pads it from then on."""
 
-    def __init__(self, tokenizer, prompt_len: int, workspaces: list[tuple[str, ...]]):
+    def __init__(self, tokenizer, prompt_len: int, workspaces: list):
         self.tokenizer, self.prompt_len, self.workspaces = tokenizer, prompt_len, workspaces
         self.lengths: list[int | None] = [None] * len(workspaces)
 
@@ -255,7 +255,7 @@ class HFPolicy:
         if self.config.stop_at_action:
             from transformers import StoppingCriteriaList
 
-            workspaces = [tuple(t.task.workspace) for t in turns]
+            workspaces = [t.task.workspace for t in turns]
             stop = _StopAtAction(self.tokenizer, enc["input_ids"].shape[1], workspaces)
             options["stopping_criteria"] = StoppingCriteriaList([stop])
         with self._rng():

@@ -53,8 +53,8 @@ def conversation(traj: Trajectory, first_messages: list[dict] | None = None, *,
     >>> t = Trajectory("t#0#0", "t", "p", prompt=[{"role": "system", "content": "S"},
     ...                                          {"role": "user", "content": "do it"}],
     ...                steps=[StepRecord(0, "ls", None, "exit code 0\\na"), StepRecord(1, "done", None, "")])
-    >>> [(m["role"], m["content"]) for m in conversation(t)][2:]
-    [('assistant', 'ls'), ('user', '<tool_response>\\nexit code 0\\na\\n</tool_response>'), ('assistant', 'done')]
+    >>> [(m["role"], m["content"].split("\\n")[:3]) for m in conversation(t)][2:]
+    [('assistant', ['ls']), ('user', ['<tool_response>', 'exit code 0', 'a']), ('assistant', ['done'])]
     """
     first = traj.prompt if first_messages is None else first_messages
     if not first:

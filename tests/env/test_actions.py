@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from termrl.actions import FormatError, parse, render_tool_call
-from termrl.protocols import Action, ActionKind
+from termrl.actions import FormatError, holds_action, parse, render_tool_call
+from termrl.protocols import Action, ActionKind, TaskFile
 
 
 def test_tool_call_command():
@@ -75,6 +75,27 @@ def test_definitions_go_to_the_one_workspace_file_of_their_language():
     c = "int add(int a, int b) {\n    return a + b;\n}\n"
     assert parse(f"```c\n{c}```", ["add.c", "Makefile"]).action == \
         Action(ActionKind.WRITE, path="add.c", content=c)
+
+
+def test_an_unnamed_block_replaces_a_file_only_when_it_is_a_new_version_of_it():
+    stub = "def mean(xs):\n    raise NotImplementedError\n"
+    assert parse(f"```python\n{FUNCTION}```", {"solution.py": stub}).action.path == "solution.py"
+    assert parse(f"```python\n{FUNCTION}```", {"solution.py": TaskFile(stub.encode())}).action.path == "solution.py"
+    assert parse(f"```python\n{FUNCTION}```", {"solution.py": "", "x.csv": None}).action.path == "solution.py"
+    # what Qwen2.5-Coder-0.5B wrote after "wrote 617 bytes to helpers.py": a helper of its own, not the module
+    helper = "def write_file(path, content):\n    with open(path, 'w') as f:\n        f.write(content)\n"
+    assert parse(f"To write a file:\n```python\n{helper}```", {"solution.py": FUNCTION}).action.kind is ActionKind.SUBMIT
+    assert holds_action(f"```python\n{helper}```", {"solution.py": FUNCTION}) is False
+    assert holds_action(f"```python\n{FUNCTION}```", {"solution.py": stub}) is True
+    # the prose naming the module is not enough either; the block naming it is
+    add = "def submit():\n    print('done')\n"
+    prose = f"To finish, add a `submit` action to the `solution.py` file:\n```python\n{add}```"
+    assert parse(prose, {"solution.py": FUNCTION}).action.kind is ActionKind.SUBMIT
+    assert parse(f"```python solution.py\n{add}```", {"solution.py": FUNCTION}).action.path == "solution.py"
+    assert parse(f"```python\n# solution.py\n{add}```", {"solution.py": FUNCTION}).action.path == "solution.py"
+    assert parse(prose, ["solution.py"]).action.path == "solution.py"  # content unknown: as before
+    c_old, c_new = "int add(int a, int b) {\n    return 0;\n}\n", "int sub(int a, int b) {\n    return a - b;\n}\n"
+    assert parse(f"```c\n{c_new}```", {"add.c": c_old}).action.kind is ActionKind.SUBMIT
 
 
 @pytest.mark.parametrize("text,path", [

@@ -74,6 +74,19 @@ def test_observations_reach_the_model_as_tool_responses_and_training_rebuilds_th
     assert env.messages[1]["content"].startswith("Write hello")  # the request itself is not framed
 
 
+def test_the_episode_knows_what_it_wrote_so_an_unrelated_block_does_not_overwrite_the_module():
+    t = Task(id="py", instruction="Write greet() in greet.py.", workspace={"data.txt": TaskFile(b"x\n")},
+             tests={"test_greet.py": TaskFile(b"def test_x():\n    pass\n")})
+    env = TerminalEnv(EnvConfig(detect=False, static=False))
+    env.reset(t)
+    env.step("Here it is, in `greet.py`:\n```python\ndef greet():\n    return 'hi'\n```")
+    assert env.files["greet.py"] == "def greet():\n    return 'hi'\n"
+    env.step("```python\ndef greet():\n    return 'hello'\n```")  # a new version: the one .py file
+    assert env.steps[-1].action["kind"] == "write" and env.files["greet.py"].endswith("'hello'\n")
+    *_, info = env.step("To print:\n```python\ndef show(x):\n    print(x)\n```")
+    assert env.steps[-1].action["kind"] == "submit" and info["ending"] is Ending.SUBMITTED
+
+
 def test_format_errors_are_steps_and_end_the_episode_when_consecutive():
     env = TerminalEnv(EnvConfig(max_format_errors=2))
     env.reset(task())
