@@ -28,8 +28,15 @@ def _on_alarm(signum, frame):
     raise TermrlTestTimeout("test exceeded %s s" % os.environ.get("TERMRL_TEST_TIMEOUT"))
 
 
-def _exception(report):
-    """(exception type, one-line message) of a failed report."""
+_ERROR_LINE = re.compile(r"^(?:E |[^\s:][^:]*:\d+: \w)")
+"""Lines of a failure that are evidence: pytest's "E   ..." lines and "file.py:12: ErrorType"
+locations. Not the source listing, whose words (subprocess.py's ``except TimeoutExpired``) are
+no evidence of what happened."""
+
+
+def _exception(report, child=""):
+    """(exception type, one-line message, detail) of a failed report. ``detail``: the failure's
+    evidence lines, then ``child``, the output of a program the test ran that failed."""
     longrepr = report.longrepr
     crash = getattr(getattr(longrepr, "reprcrash", None), "message", None)
     text = str(longrepr) if longrepr is not None else ""
@@ -45,8 +52,9 @@ def _exception(report):
         exc, msg = "AssertionError", crash
     else:
         exc, msg = (crash.split(":", 1)[0] if ":" in crash else crash), crash
-    # keep the evidence a classifier needs (crash signals, timeouts) within a short message
-    tail = text.strip()[-1500:]
+    # keep the evidence a classifier needs (crash signals, timeouts, a child's traceback), briefly
+    lines = [ln for ln in text.splitlines() if _ERROR_LINE.match(ln)] or text.strip().splitlines()
+    tail = "\n".join(lines)[-1500:] + ("\n" + child[-1500:] if child else "")
     return exc.rsplit(".", 1)[-1], (msg.strip().splitlines() or [""])[0][:300], tail
 
 
@@ -96,6 +104,28 @@ def pytest_make_collect_report(collector):
         _disarm()
 
 
+_children = {}
+"""nodeid -> the output of a failed program the test ran (``CalledProcessError``/``TimeoutExpired``
+carry it when captured; a program writing to the inherited stderr lands in pytest's capture)."""
+
+
+def _text(data):
+    return data.decode("utf-8", "replace") if isinstance(data, bytes) else (data or "")
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    report = outcome.get_result()
+    if call.excinfo is None or not report.failed:
+        return
+    exc = call.excinfo.value
+    child = "\n".join(t for t in (_text(getattr(exc, "stderr", None)), _text(getattr(exc, "output", None)),
+                                  report.capstderr) if t)
+    if child:
+        _children[report.nodeid] = child
+
+
 def pytest_runtest_logreport(report):
     entry = _results.setdefault(report.nodeid, {
         "nodeid": report.nodeid, "outcome": "passed", "duration_s": 0.0,
@@ -110,7 +140,7 @@ def pytest_runtest_logreport(report):
     elif report.failed:
         entry["outcome"] = "failed" if report.when == "call" else "error"
         if not entry["exc_type"]:
-            entry["exc_type"], entry["message"], entry["detail"] = _exception(report)
+            entry["exc_type"], entry["message"], entry["detail"] = _exception(report, _children.pop(report.nodeid, ""))
 
 
 _markers = {}

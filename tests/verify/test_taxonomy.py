@@ -881,6 +881,34 @@ def _child_failure(code: str) -> str:
     return r.stderr
 
 
+PROGRAM_TESTS = """
+import subprocess
+def test_check_true_captured():
+    subprocess.run([sys.executable, "prog.py"], capture_output=True, text=True, check=True, timeout=20)
+def test_check_true_inherited_stderr():
+    subprocess.run([sys.executable, "prog.py"], check=True, timeout=20)
+def test_check_output():
+    assert subprocess.check_output([sys.executable, "prog.py"], timeout=20) == b"3\\n"
+"""
+
+
+@requires_sandbox
+@pytest.mark.parametrize("program, cls", [
+    ("print(undefined_name)\n", "name"),
+    ("import json\nprint(json.loads('{'))\n", "runtime.value"),
+    ("print(1 // 0)\n", "runtime.zero_division"),
+])
+def test_a_program_the_tests_run_is_classified_by_its_own_error(program, cls):
+    """A test that runs the agent's program and fails with CalledProcessError gets the program's
+    error class (its traceback on stderr, captured or inherited), not words from the source
+    listing of subprocess.py (which mentions TimeoutExpired: this was classified timeout)."""
+    ev = planted(make_task("program-error", {"test_prog.py": PROGRAM_TESTS}), {"prog.py": program})
+    cases = by_name(ev)
+    assert set(cases) == {"test_check_true_captured", "test_check_true_inherited_stderr", "test_check_output"}
+    for case in cases.values():
+        assert case.exc_type == "CalledProcessError" and case.error_class == cls, case
+
+
 @pytest.mark.parametrize("code, cls", [
     ("int('twelve')", "runtime.value"),
     ("{}['missing']", "runtime.key"),
