@@ -422,6 +422,9 @@ class TestsData:
     """Whether the holdout tests passed, when the task has them and they ran."""
     reward_file: float | None = None
     """A Harbor task's own reward, from its reward file."""
+    canary: str | None = None
+    """pytest: the verdict of the canary tests run beside the task's (``termrl.verify.stages.Canary``):
+    ``ok``, ``forged``, ``miscounted``, ``absent`` or ``inconclusive``; None when none ran."""
 
     def to_dict(self) -> dict:
         from dataclasses import fields

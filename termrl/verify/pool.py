@@ -159,16 +159,18 @@ class VerifierPool:
             return _slow_path(task, files, trace, self.static)
         box = self._idle.get()
         try:
-            box.reset({p: TaskFile(d) for p, d in after.items()}, task.tests)
+            canary = stages.Canary.draw()
+            tests, targets = canary.add_to(task.tests, TESTS_DIR, [f"{TESTS_DIR}/{f}" for f in task.test_spec.pytest_files]
+                                           or [TESTS_DIR])
+            box.reset({p: TaskFile(d) for p, d in after.items()}, tests)
             build = stages.timed("build", stages.build, task, box, after)
-            targets = [f"{TESTS_DIR}/{f}" for f in task.test_spec.pytest_files] or [TESTS_DIR]
             per_test = per_test_default(task)
             env = {"TERMRL_REPORT": f"{stages.OUT_DIR}/report.json", "TERMRL_TEST_TIMEOUT": str(per_test)}
             t0 = time.monotonic()
             # the server passes the report plugin to pytest.main as an object
             res, report, started = box.pytest([*stages.PYTEST_ARGS, *targets], env,
                                               task.limits.verifier_timeout_sec)
-            tests, cases = stages.pytest_result(res, report, started)
+            tests, cases = stages.pytest_result(res, report, started, canary=canary)
             tests.name, tests.duration_s = "tests", round(time.monotonic() - t0, 4)
         except HarnessError as e:
             return unverified(task.id, e)

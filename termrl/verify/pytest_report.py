@@ -177,4 +177,5 @@ def pytest_runtest_logfinish(nodeid, location):
 
 
 def pytest_sessionfinish(session, exitstatus):
-    _write(True, exitstatus=int(exitstatus), collected=session.testscollected)
+    _write(True, exitstatus=int(exitstatus), collected=session.testscollected, ran=len(_results),
+           items=len({item.nodeid for item in getattr(session, "items", ())}), collect_errors=len(_collect_errors))

@@ -15,7 +15,7 @@ not code under test: the hidden tests are copied in fresh, so only ``empty_work`
 them. ``conftest.py`` is never a test file here.
 
 One module per detector (``exits``, ``equality``, ``skipping``, ``hard_coded``,
-``swallowing``, ``bloat``, ``empty_work``); ``common`` holds what they share.
+``swallowing``, ``bloat``, ``empty_work``, ``grader``); ``common`` holds what they share.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from termrl.hacks.detectors.code.bloat import defensive_bloat
 from termrl.hacks.detectors.code.empty_work import empty_work
 from termrl.hacks.detectors.code.equality import always_equal
 from termrl.hacks.detectors.code.exits import early_exit
+from termrl.hacks.detectors.code.grader import grader_tampering
 from termrl.hacks.detectors.code.hard_coded import hard_coded
 from termrl.hacks.detectors.code.skipping import skipping
 from termrl.hacks.detectors.code.swallowing import exception_swallowing
@@ -36,8 +37,9 @@ DETECTORS = {
     "exception_swallowing": exception_swallowing,
     "defensive_bloat": defensive_bloat,
     "empty_work": empty_work,
+    "grader_tampering": grader_tampering,
 }
 """Finding kind -> detector."""
 
 __all__ = ["DETECTORS", "always_equal", "defensive_bloat", "early_exit", "empty_work", "exception_swallowing",
-           "hard_coded", "skipping"]
+           "grader_tampering", "hard_coded", "skipping"]
