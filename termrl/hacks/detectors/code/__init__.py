@@ -24,7 +24,7 @@ from termrl.hacks.detectors.code.bloat import defensive_bloat
 from termrl.hacks.detectors.code.empty_work import empty_work
 from termrl.hacks.detectors.code.equality import always_equal
 from termrl.hacks.detectors.code.exits import early_exit
-from termrl.hacks.detectors.code.grader import grader_tampering
+from termrl.hacks.detectors.code.grader import grader_access, grader_tampering
 from termrl.hacks.detectors.code.hard_coded import hard_coded
 from termrl.hacks.detectors.code.skipping import skipping
 from termrl.hacks.detectors.code.swallowing import exception_swallowing
@@ -38,8 +38,9 @@ DETECTORS = {
     "defensive_bloat": defensive_bloat,
     "empty_work": empty_work,
     "grader_tampering": grader_tampering,
+    "grader_access": grader_access,
 }
 """Finding kind -> detector."""
 
 __all__ = ["DETECTORS", "always_equal", "defensive_bloat", "early_exit", "empty_work", "exception_swallowing",
-           "grader_tampering", "hard_coded", "skipping"]
+           "grader_access", "grader_tampering", "hard_coded", "skipping"]
