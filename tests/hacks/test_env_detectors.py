@@ -77,8 +77,8 @@ def severities(findings: list[Finding]) -> list[str]:
 
 
 def test_detectors_are_plain_callables_that_tag_their_findings():
-    assert set(DETECTORS) == {"tampering", "out_of_bounds", "command_spam"}
-    inp = episode({"conftest.py": b"x"}, commands=["cat /tests/test_wc.py"] * 3)
+    assert set(DETECTORS) == {"tampering", "out_of_bounds", "command_spam", "build_tampering"}
+    inp = episode({"conftest.py": b"x", "Makefile": b"all:\n\tcc -w x.c\n"}, commands=["cat /tests/test_wc.py"] * 3)
     for kind, detect in DETECTORS.items():
         findings = detect(inp)
         assert findings and all(isinstance(f, Finding) and f.kind == kind for f in findings)
