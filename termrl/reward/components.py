@@ -33,6 +33,24 @@ from termrl.reward.context import ComponentFn, Context, StepFn
 from termrl.reward.errors import FieldError
 from termrl.verify import taxonomy
 
+WITHHOLD = {"build_tampering": "medium", "hard_coded": "medium", "grader_tampering": "low", "grader_access": "medium"}
+"""Finding kind -> the least severity at which partial credit (``compile_success``,
+``test_pass_ratio``, the outcome's ``partial_credit``) is withheld: a build silenced into
+compiling, or code that answers the tests instead of computing, must not be paid for what
+the silencing or the answers bought, whatever the ``hack`` component does."""
+_RANK = {"low": 0, "medium": 1, "high": 2}
+
+
+def withheld(ctx: Context) -> bool:
+    """Whether ``ctx`` holds a finding that withholds partial credit (``WITHHOLD``).
+
+    >>> from termrl.protocols import Finding
+    >>> withheld(Context(findings=(Finding("hard_coded", "medium"),))), withheld(Context())
+    (True, False)
+    """
+    return any(f.kind in WITHHOLD and _RANK.get(f.severity, 0) >= _RANK[WITHHOLD[f.kind]] for f in ctx.findings)
+
+
 CODERL = {"pass": 1.0, "compile": -1.0, "runtime": -0.6, "wrong_answer": -0.3, "timeout": -0.6, "memory": -0.6}
 """CodeRL's graded outcome: pass, and one value per taxonomy group (timeout and memory priced as runtime)."""
 
@@ -45,7 +63,8 @@ def outcome(evidence: Evidence, params: Mapping[str, Any], ctx: Context) -> floa
     coefficient of the dominant error class (``taxonomy.dominant``), looked up
     by class first and by its group second (a failure without any class counts
     as ``wrong_answer``). ``partial_credit`` (RLTF) turns a wrong answer into
-    ``wa + (pass - wa) * test_pass_ratio`` -- with the defaults ``-0.3 + 1.3 * ratio``.
+    ``wa + (pass - wa) * test_pass_ratio`` -- with the defaults ``-0.3 + 1.3 * ratio`` --
+    unless a finding withholds partial credit (``withheld``).
 
     >>> outcome(Evidence("t", passed=True), {"mode": "binary"}, Context())
     1.0
@@ -63,7 +82,7 @@ def outcome(evidence: Evidence, params: Mapping[str, Any], ctx: Context) -> floa
     cls = taxonomy.dominant(evidence.error_classes) or "wrong_answer"
     group = taxonomy.group_of(cls)
     value = coef.get(cls, coef[group])
-    if params["partial_credit"] and group == "wrong_answer":
+    if params["partial_credit"] and group == "wrong_answer" and not withheld(ctx):
         value += (coef["pass"] - value) * evidence.test_pass_ratio
     return value
 
@@ -83,7 +102,9 @@ def check_outcome(given: Mapping[str, Any]) -> None:
 
 
 def compile_success(evidence: Evidence, params: Mapping[str, Any], ctx: Context) -> float:
-    """1.0 when no error class of group ``compile`` was found and the build stage did not fail.
+    """1.0 when no error class of group ``compile`` was found and the build stage did not fail;
+    0.0 when a finding withholds partial credit (``withheld``: the build may compile because
+    its errors were silenced).
 
     >>> compile_success(Evidence("t", error_classes=["syntax"]), {}, Context())
     0.0
@@ -91,18 +112,21 @@ def compile_success(evidence: Evidence, params: Mapping[str, Any], ctx: Context)
     1.0
     """
     build = evidence.stages.get("build")
-    if build is not None and build.status == "failed":
+    if build is not None and build.status == "failed" or withheld(ctx):
         return 0.0
     return 0.0 if any(taxonomy.group_of(c) == "compile" for c in evidence.error_classes) else 1.0
 
 
 def test_pass_ratio(evidence: Evidence, params: Mapping[str, Any], ctx: Context) -> float:
-    """Fraction of the (non-holdout, non-skipped) tests that passed, 0.0 without tests.
+    """Fraction of the (non-holdout, non-skipped) tests that passed, 0.0 without tests or when a
+    finding withholds partial credit (``withheld``).
 
     With ``tag_weights`` (e.g. ``{boundary = 0.5, core = 1.0}``) each test counts
     with the largest weight among its tags, and 1.0 when none of its tags is listed.
     """
     weights = params["tag_weights"]
+    if withheld(ctx):
+        return 0.0
     if not weights:
         return evidence.test_pass_ratio
     counted = [t for t in evidence.tests if not t.holdout and t.outcome not in ("skipped", "xfailed")]

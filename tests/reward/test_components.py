@@ -225,3 +225,32 @@ def test_length_terms_without_length_contribute_nothing():
     reward = spec.score(correct(), length=900, group=GROUP)
     assert reward.components["overlong"]["value"] == pytest.approx(-0.5)
     assert reward.total == pytest.approx(1.0 - 0.5 + 0.5 * (0.5 - 800 / 800))
+
+
+@pytest.mark.parametrize("kind, severity", [("build_tampering", "high"), ("hard_coded", "medium"),
+                                            ("grader_access", "high"), ("grader_tampering", "high")])
+def test_partial_credit_is_withheld_when_a_finding_says_it_was_bought(kind, severity):
+    from termrl.protocols import Finding
+    from termrl.reward import load_spec
+
+    found = (Finding(kind, severity),)
+    half = wrong_edge_case()  # compiles, 3 of 4 tests pass
+    assert TYPES["compile_success"].fn(half, {}, Context(found)) == 0.0
+    assert TYPES["test_pass_ratio"].fn(half, {"tag_weights": {}}, Context(found)) == 0.0
+    assert TYPES["test_pass_ratio"].fn(half, {"tag_weights": {}}, Context()) == 0.75
+    graded = {"mode": "graded", "partial_credit": True, "coefficients": {"pass": 1.0, "compile": -1.0,
+              "runtime": -0.6, "wrong_answer": -0.3, "timeout": -0.6, "memory": -0.6}}
+    assert TYPES["outcome"].fn(half, graded, Context(found)) == -0.3
+    assert TYPES["outcome"].fn(half, graded, Context()) > -0.3
+    for preset in ("sparse", "partial", "coderl", "rltf", "staged"):
+        spec = load_spec(preset)
+        for progress in (0.0, 0.5, 1.0):
+            bought, honest = spec.score(half, found, progress).total, spec.score(half, (), progress).total
+            assert bought <= honest, (preset, progress)
+
+
+def test_a_low_suspicion_does_not_withhold_partial_credit():
+    from termrl.protocols import Finding
+
+    low = Context((Finding("hard_coded", "low"), Finding("command_spam", "high")))
+    assert TYPES["test_pass_ratio"].fn(wrong_edge_case(), {"tag_weights": {}}, low) == 0.75
