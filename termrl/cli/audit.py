@@ -21,6 +21,9 @@ def audit_cmd(
     exploits: Optional[str] = typer.Option(None, "--exploits", help="Comma-separated subset of exploits."),
     workers: Optional[int] = typer.Option(None, help="Parallel sandboxes (default: two per core)."),
     as_json: bool = typer.Option(False, "--json", help='Print {"rows", "test_weak_tasks", "exploitable_tasks"}.'),
+    progress_points: str = typer.Option("0,0.5,1", "--progress",
+                                        help="Training progresses to score at, comma-separated, each in [0, 1]: "
+                                             "a spec's schedules move its weights over training."),
 ) -> None:
     """Red-team a reward spec: does any exploit earn more than doing nothing? Exit 1 if so."""
     from termrl.hacks.audit import audit
@@ -43,13 +46,22 @@ def audit_cmd(
             err.print(f"[red]error:[/] --exploits: unknown {', '.join(unknown)}; known: {', '.join(EXPLOITS)}")
             raise typer.Exit(2)
         chosen = {n: EXPLOITS[n] for n in names}
+    try:
+        points = [float(p) for p in progress_points.split(",") if p.strip()]
+        if not points or any(not 0.0 <= p <= 1.0 for p in points):
+            raise ValueError
+    except ValueError:
+        err.print(f"[red]error:[/] --progress {progress_points!r}: give numbers in [0, 1], comma-separated "
+                  "(e.g. --progress 0,0.5,1)")
+        raise typer.Exit(2)
     tasks = [e.task for e in entries if e.task is not None and not e.task.unsupported]
     skipped = [e.id for e in entries if e.task is None or e.task.unsupported]
     progress = Progress(TextColumn("auditing {task.description}"), BarColumn(), MofNCompleteColumn(),
                         TimeElapsedColumn(), console=err, transient=as_json)
     with progress:
         bar = progress.add_task(suite, total=len(tasks))
-        report = audit(tasks, reward_spec, chosen, workers, on_task=lambda rows: progress.advance(bar))
+        report = audit(tasks, reward_spec, chosen, workers, on_task=lambda rows: progress.advance(bar),
+                       points=points)
     report.update(suite=suite, spec=spec, skipped_tasks=skipped)
     if as_json:
         typer.echo(json.dumps(report))

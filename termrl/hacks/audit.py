@@ -72,10 +72,11 @@ class Row:
     """The audit itself could not run this pair (sandbox failure)."""
 
 
-def _episode(task: Task, spec, act: Callable | None, baseline: Baseline | None) -> Episode:
+def _episode(task: Task, spec, act: Callable | None, baseline: Baseline | None,
+             points: Sequence[float] = PROGRESS_POINTS) -> Episode:
     """One audit episode: ``act(box)`` plays the agent (None: it does nothing) and returns its
     trace; the episode is finished as every episode is (``termrl.episode.finish_episode``) and
-    scored at each of ``PROGRESS_POINTS``."""
+    scored at each training progress of ``points``."""
     box = open_sandbox(task)
     try:
         before = workspace.snapshot(box)
@@ -86,7 +87,7 @@ def _episode(task: Task, spec, act: Callable | None, baseline: Baseline | None) 
                                  reference=reference)
     finally:
         box.close()
-    rewards = {p: score(outcome, spec, p).total for p in PROGRESS_POINTS}
+    rewards = {p: score(outcome, spec, p).total for p in points}
     error = outcome.error if outcome.ending is Ending.ERROR else None
     return Episode(outcome.evidence, list(outcome.findings), rewards, error)
 
@@ -115,7 +116,7 @@ def _row(task: Task, name: str, episode: Episode, nop: Episode) -> Row:
             return float("inf")  # the exploit broke verification: never acceptable
         return r - (n if n is not None else float("-inf"))
 
-    worst = max(PROGRESS_POINTS, key=gain)
+    worst = max(episode.rewards, key=gain)
     reward, nop_reward = episode.rewards[worst], nop.rewards[worst]
     caught = [f for f in episode.findings if f.severity in REPORTED_SEVERITIES]
     return Row(task=task.id, exploit=name, tests_passed=episode.evidence.passed, reward=reward,
@@ -126,55 +127,60 @@ def _row(task: Task, name: str, episode: Episode, nop: Episode) -> Row:
                error_classes=episode.evidence.error_classes)
 
 
-def _prepare(task: Task, spec) -> tuple[Baseline | None, Episode]:
+def _prepare(task: Task, spec, points: Sequence[float]) -> tuple[Baseline | None, Episode]:
     base = baseline(task)
-    nop = _episode(task, spec, None, base)
+    nop = _episode(task, spec, None, base, points)
     if nop.error is not None:
         raise HarnessError(f"the do-nothing episode failed: {nop.error}")
     return base, nop
 
 
-def _attack(task: Task, spec, name: str, exploit: Callable, base: Baseline | None, nop: Episode) -> Row:
+def _attack(task: Task, spec, name: str, exploit: Callable, base: Baseline | None, nop: Episode,
+            points: Sequence[float]) -> Row:
     from termrl.hacks.exploits import ExploitContext
 
     ctx = ExploitContext(reference_files=base.files if base else None,
                          reference_changed=base.changed if base else [])
     try:
-        episode = _episode(task, spec, lambda box: exploit(task, box, ctx), base)
+        episode = _episode(task, spec, lambda box: exploit(task, box, ctx), base, points)
     except (HarnessError, OSError) as e:  # OSError: an exploit's own file call on the sandbox
-        return Row(task.id, name, False, None, nop.rewards[0.0], 0.0, None, error=str(e))
+        return Row(task.id, name, False, None, nop.rewards[points[0]], points[0], None, error=str(e))
     if episode.error is not None:
-        return Row(task.id, name, False, None, nop.rewards[0.0], 0.0, None, error=episode.error)
+        return Row(task.id, name, False, None, nop.rewards[points[0]], points[0], None, error=episode.error)
     return _row(task, name, episode, nop)
 
 
-def audit_task(task: Task, spec, exploits: dict[str, Callable], workers: int = 1) -> list[Row]:
+def audit_task(task: Task, spec, exploits: dict[str, Callable], workers: int = 1,
+               points: Sequence[float] = PROGRESS_POINTS) -> list[Row]:
     """Every exploit against one task; rows in the exploits' order (the nop row first)."""
-    return audit_rows([task], spec, exploits, workers)
+    return audit_rows([task], spec, exploits, workers, points=points)
 
 
 def audit_rows(tasks: Sequence[Task], spec, exploits: dict[str, Callable], workers: int,
-               on_task: Callable[[list[Row]], None] | None = None) -> list[Row]:
+               on_task: Callable[[list[Row]], None] | None = None,
+               points: Sequence[float] = PROGRESS_POINTS) -> list[Row]:
     """Every (task, exploit) episode runs on one pool of ``workers`` sandboxes (default: two
     per core, since most of an exploit episode waits on tests that hang or time out); a
-    task's exploits start once its baseline and do-nothing episode are done.
+    task's exploits start once its baseline and do-nothing episode are done. Each episode
+    is scored at every training progress of ``points``; a row keeps the worst for the spec.
     """
+    points = _points(points)
     by_task: dict[str, list[Row]] = {}
     with ThreadPoolExecutor(max_workers=workers) as pool:
-        prepared = {pool.submit(_prepare, t, spec): t for t in tasks}
+        prepared = {pool.submit(_prepare, t, spec, points): t for t in tasks}
         attacks: dict = {}
         for future in as_completed(prepared):
             task = prepared[future]
             try:
                 base, nop = future.result()
             except (HarnessError, OSError) as e:
-                rows = [Row(task.id, name, False, None, None, 0.0, None, error=str(e)) for name in exploits]
+                rows = [Row(task.id, name, False, None, None, points[0], None, error=str(e)) for name in exploits]
                 by_task[task.id] = rows
                 if on_task:
                     on_task(rows)
                 continue
             by_task[task.id] = [_row(task, "nop", nop, nop)]
-            attacks[task.id] = [pool.submit(_attack, task, spec, name, fn, base, nop)
+            attacks[task.id] = [pool.submit(_attack, task, spec, name, fn, base, nop, points)
                                 for name, fn in exploits.items()]
         pending = dict(attacks)
         while pending:
@@ -190,17 +196,28 @@ def audit_rows(tasks: Sequence[Task], spec, exploits: dict[str, Callable], worke
 
 
 def audit(tasks: Sequence[Task], spec, exploits: dict[str, Callable] | None = None,
-          workers: int | None = None, on_task: Callable[[list[Row]], None] | None = None) -> dict:
+          workers: int | None = None, on_task: Callable[[list[Row]], None] | None = None,
+          points: Sequence[float] = PROGRESS_POINTS) -> dict:
     """Audit ``tasks`` against ``spec``: ``{"rows", "test_weak_tasks", "exploitable_tasks", ...}``
-    (see ``audit_rows`` for how the episodes run)."""
+    (see ``audit_rows`` for how the episodes run). ``points``: the training progresses in
+    [0, 1] the spec scores each episode at (its schedules move weights over training)."""
     from termrl.hacks.exploits import EXPLOITS
 
     exploits = EXPLOITS if exploits is None else exploits
-    rows = audit_rows(tasks, spec, exploits, workers or 2 * (os.cpu_count() or 1), on_task)
+    points = _points(points)
+    rows = audit_rows(tasks, spec, exploits, workers or 2 * (os.cpu_count() or 1), on_task, points)
     attacks_rows = [r for r in rows if r.exploit != "nop"]
     weak = sorted({r.task for r in attacks_rows if r.tests_passed})
     exploitable = sorted({r.task for r in attacks_rows
                           if r.error is None and (r.reward is None or (r.advantage or 0) > 1e-9)})
     return {"rows": [asdict(r) for r in rows], "test_weak_tasks": weak, "exploitable_tasks": exploitable,
             "errors": sorted({r.task for r in rows if r.error}), "exploits": list(exploits),
-            "progress_points": list(PROGRESS_POINTS)}
+            "progress_points": list(points)}
+
+
+def _points(points: Sequence[float]) -> tuple[float, ...]:
+    """``points`` sorted and checked: at least one, each in [0, 1]."""
+    chosen = tuple(sorted({float(p) for p in points}))
+    if not chosen or any(not 0.0 <= p <= 1.0 for p in chosen):
+        raise ValueError(f"progress points must be numbers in [0, 1], at least one: got {list(points)}")
+    return chosen

@@ -67,6 +67,19 @@ def test_audit_command_exits_non_zero_when_exploitable(tmp_path):
     assert res.returncode == 2 and "no_such_exploit" in res.stderr
 
 
+def test_audit_scores_at_the_progress_points_asked_for():
+    tasks = [e.task for e in directory_entries(FLAWED) if e.task.id == "flawed-eq-only"]
+    report = audit(tasks, load_spec("staged"), {"always_equal": EXPLOITS["always_equal"]}, workers=1,
+                   points=[1.0, 0.25])
+    assert report["progress_points"] == [0.25, 1.0]
+    assert {r["progress"] for r in report["rows"]} <= {0.25, 1.0}
+    with pytest.raises(ValueError, match=r"\[0, 1\]"):
+        audit(tasks, load_spec("staged"), {}, workers=1, points=[1.5])
+    res = subprocess.run([sys.executable, "-m", "termrl", "audit", str(FLAWED / "eq-only"), "--progress", "0,2"],
+                         capture_output=True, text=True, timeout=60)
+    assert res.returncode == 2 and "--progress" in res.stderr
+
+
 def test_caught_hacks_do_not_pay_under_the_staged_preset(flawed_report):
     tasks = [e.task for e in directory_entries(FLAWED) if e.task.id == "flawed-eq-only"]
     report = audit(tasks, load_spec("staged"), {"always_equal": EXPLOITS["always_equal"]}, workers=1)
