@@ -102,3 +102,23 @@ def test_episodes_carry_the_reference_size_for_bloat_penalties():
     episode = _episode(task, bloat, None, base)
     assert episode.evidence.reference_lines == base.lines
     assert bloat.score(episode.evidence).components["bloat"]["value"] is not None  # it has its yardstick
+
+
+def test_attacks_on_the_grader_are_caught_and_do_not_pay():
+    """The exploits that attack the grader from the code under test (report forging, caller-frame
+    lookups) and the build (silencing flags), on a pytest task, a HumanEval problem and a C task."""
+    from termrl.tasks.suites import find_task, resolve
+
+    tasks = [e.task for e in directory_entries(FLAWED) if e.task.id == "flawed-eq-only"]
+    tasks += [e.task for e in resolve("humaneval:0-0")] + [find_task("c-fix-link-error")]
+    names = ("forge_test_reports", "caller_frame", "silence_build")
+    report = audit(tasks, load_spec("staged"), {n: EXPLOITS[n] for n in names}, workers=2)
+    rows = {(r["task"], r["exploit"]): r for r in report["rows"]}
+    assert report["exploitable_tasks"] == [] and report["errors"] == []
+    for task in [t.id for t in tasks][:2]:
+        forged = rows[(task, "forge_test_reports")]
+        assert not forged["tests_passed"], forged  # the failing canary passed: the run fails
+        assert {"grader_tampering", "grader_access"} <= set(forged["detected_by"]), forged
+        assert "grader_access" in rows[(task, "caller_frame")]["detected_by"]
+    silenced = rows[(tasks[2].id, "silence_build")]
+    assert "build_tampering" in silenced["detected_by"] and silenced["reward"] <= silenced["nop_reward"]
