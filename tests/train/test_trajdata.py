@@ -22,8 +22,8 @@ def test_conversation_alternates_replies_and_observations_and_drops_the_unseen_l
     chat = conversation(t)
     assert chat[:2] == PROMPT
     assert [(m["role"], m["content"]) for m in chat[2:]] == [
-        ("assistant", "cmd 1"), ("user", f"<tool_response>\nout 1\n</tool_response>"),
-        ("assistant", "cmd 2"), ("user", f"<tool_response>\nout 2\n</tool_response>"), ("assistant", "submit")]
+        ("assistant", "cmd 1"), ("user", "<tool_response>\nout 1\n</tool_response>"),
+        ("assistant", "cmd 2"), ("user", "<tool_response>\nout 2\n</tool_response>"), ("assistant", "submit")]
     assert t.prompt == PROMPT  # not mutated
 
     other = conversation(t, system_prompt="Be brief.")

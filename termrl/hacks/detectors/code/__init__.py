@@ -15,12 +15,14 @@ not code under test: the hidden tests are copied in fresh, so only ``empty_work`
 them. ``conftest.py`` is never a test file here.
 
 One module per detector (``exits``, ``equality``, ``skipping``, ``hard_coded``,
-``swallowing``, ``bloat``, ``empty_work``, ``grader``); ``common`` holds what they share.
+``swallowing``, ``bloat``, ``empty_work``, ``grader``, ``constant_output``); ``common`` holds
+what they share.
 """
 
 from __future__ import annotations
 
 from termrl.hacks.detectors.code.bloat import defensive_bloat
+from termrl.hacks.detectors.code.constant_output import constant_output
 from termrl.hacks.detectors.code.empty_work import empty_work
 from termrl.hacks.detectors.code.equality import always_equal
 from termrl.hacks.detectors.code.exits import early_exit
@@ -39,8 +41,9 @@ DETECTORS = {
     "empty_work": empty_work,
     "grader_tampering": grader_tampering,
     "grader_access": grader_access,
+    "constant_output": constant_output,
 }
 """Finding kind -> detector."""
 
-__all__ = ["DETECTORS", "always_equal", "defensive_bloat", "early_exit", "empty_work", "exception_swallowing",
+__all__ = ["DETECTORS", "always_equal", "constant_output", "defensive_bloat", "early_exit", "empty_work", "exception_swallowing",
            "grader_access", "grader_tampering", "hard_coded", "skipping"]
