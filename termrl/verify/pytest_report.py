@@ -117,9 +117,9 @@ def _text(data):
 def pytest_runtest_makereport(item, call):
     outcome = yield
     report = outcome.get_result()
-    if call.excinfo is None or not report.failed:
+    exc = call.excinfo.value if call.excinfo is not None else None
+    if not report.failed or not hasattr(exc, "cmd"):  # only a subprocess error speaks for a program
         return
-    exc = call.excinfo.value
     child = "\n".join(t for t in (_text(getattr(exc, "stderr", None)), _text(getattr(exc, "output", None)),
                                   report.capstderr) if t)
     if child:
