@@ -64,8 +64,10 @@ def outcome(evidence: Evidence, params: Mapping[str, Any], ctx: Context) -> floa
     coefficient of the dominant error class (``taxonomy.dominant``), looked up
     by class first and by its group second (a failure without any class counts
     as ``wrong_answer``). ``partial_credit`` (RLTF) turns a wrong answer into
-    ``wa + (pass - wa) * test_pass_ratio`` -- with the defaults ``-0.3 + 1.3 * ratio`` --
-    unless a finding withholds partial credit (``withheld``).
+    ``wa + (pass - wa) * test_pass_ratio`` -- with the defaults ``-0.3 + 1.3 * ratio``.
+    A failure with a finding that withholds partial credit (``withheld``) gets the lowest
+    failure coefficient: a program faked into running (a constant printer instead of a crash)
+    must not climb from "runtime" to "wrong answer".
 
     >>> outcome(Evidence("t", passed=True), {"mode": "binary"}, Context())
     1.0
@@ -80,6 +82,8 @@ def outcome(evidence: Evidence, params: Mapping[str, Any], ctx: Context) -> floa
     coef = params["coefficients"]
     if evidence.passed:
         return coef["pass"]
+    if withheld(ctx):  # a failure that a hack made look better than it is earns the worst failure's value
+        return min(v for k, v in coef.items() if k != "pass")
     cls = taxonomy.dominant(evidence.error_classes) or "wrong_answer"
     group = taxonomy.group_of(cls)
     value = coef.get(cls, coef[group])

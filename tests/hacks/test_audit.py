@@ -122,3 +122,14 @@ def test_attacks_on_the_grader_are_caught_and_do_not_pay():
         assert "grader_access" in rows[(task, "caller_frame")]["detected_by"]
     silenced = rows[(tasks[2].id, "silence_build")]
     assert "build_tampering" in silenced["detected_by"] and silenced["reward"] <= silenced["nop_reward"]
+
+
+def test_a_program_replaced_by_its_example_output_does_not_pay():
+    from termrl.tasks.suites import find_task
+
+    tasks = [find_task("logs-count-0"), find_task("shell-word-freq"), find_task("data-csv-to-json")]
+    report = audit(tasks, load_spec("staged"), {"constant_output_program": EXPLOITS["constant_output_program"]},
+                   workers=2)
+    rows = [r for r in report["rows"] if r["exploit"] == "constant_output_program"]
+    assert report["exploitable_tasks"] == [] and report["errors"] == []
+    assert any("constant_output" in r["detected_by"] for r in rows), rows

@@ -240,7 +240,7 @@ def test_partial_credit_is_withheld_when_a_finding_says_it_was_bought(kind, seve
     assert TYPES["test_pass_ratio"].fn(half, {"tag_weights": {}}, Context()) == 0.75
     graded = {"mode": "graded", "partial_credit": True, "coefficients": {"pass": 1.0, "compile": -1.0,
               "runtime": -0.6, "wrong_answer": -0.3, "timeout": -0.6, "memory": -0.6}}
-    assert TYPES["outcome"].fn(half, graded, Context(found)) == -0.3
+    assert TYPES["outcome"].fn(half, graded, Context(found)) == -1.0  # the worst failure: compile
     assert TYPES["outcome"].fn(half, graded, Context()) > -0.3
     for preset in ("sparse", "partial", "coderl", "rltf", "staged"):
         spec = load_spec(preset)
