@@ -182,7 +182,8 @@ class Canary:
 
     def source(self) -> bytes:
         a, b = 1000 + secrets.randbelow(9000), 1000 + secrets.randbelow(9000)
-        return (f"def {self.passing}():\n    assert {a} + {b} == {a + b}\n\n\n"
+        # PYTEST_DONT_REWRITE: no assertion rewriting (a compile per run) for two plain asserts
+        return (f'"""PYTEST_DONT_REWRITE"""\n\n\ndef {self.passing}():\n    assert {a} + {b} == {a + b}\n\n\n'
                 f"def {self.failing}():\n    assert {a} * {b} == {a * b + 1}\n").encode()
 
     def add_to(self, tests: Files, tests_dir: str, targets: list[str]) -> tuple[dict, list[str]]:
