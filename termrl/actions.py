@@ -241,7 +241,7 @@ def parse(text: str, workspace: Iterable[str] | Mapping[str, object] = ()) -> Pa
     called = _tool_calls(text)
     if called is not None:
         return called
-    actions = _block_actions(text, _contents(workspace))
+    actions = _block_actions(text, workspace_texts(workspace))
     if actions:
         return Parsed(actions[0], ignored=len(actions) - 1)
     if text.count("```") % 2 == 1:
@@ -249,8 +249,10 @@ def parse(text: str, workspace: Iterable[str] | Mapping[str, object] = ()) -> Pa
     return Parsed(Action(ActionKind.SUBMIT))
 
 
-def _contents(workspace: Iterable[str] | Mapping[str, object]) -> dict[str, str | None]:
-    """Workspace name -> text (None when unknown), from names or a mapping of name to content."""
+def workspace_texts(workspace: Iterable[str] | Mapping[str, object]) -> dict[str, str | None]:
+    """Workspace name -> text (None when unknown), from names or a mapping of name to content
+    (text, bytes, a ``TaskFile``). ``parse`` and ``holds_action`` take either; a caller that asks
+    many times (a stopping criterion, every decoded token) converts once."""
     if not isinstance(workspace, Mapping):
         return dict.fromkeys(workspace)
     texts = {}
@@ -275,7 +277,7 @@ def holds_action(text: str, workspace: Iterable[str] | Mapping[str, object] = ()
     if "<tool_call>" in text:
         return False
     try:
-        return bool(_block_actions(text, _contents(workspace)))
+        return bool(_block_actions(text, workspace_texts(workspace)))
     except FormatError:
         return False
 

@@ -255,7 +255,9 @@ class HFPolicy:
         if self.config.stop_at_action:
             from transformers import StoppingCriteriaList
 
-            workspaces = [t.task.workspace for t in turns]
+            from termrl.actions import workspace_texts
+
+            workspaces = [workspace_texts(t.task.workspace) for t in turns]  # decoded once, not per token
             stop = _StopAtAction(self.tokenizer, enc["input_ids"].shape[1], workspaces)
             options["stopping_criteria"] = StoppingCriteriaList([stop])
         with self._rng():
