@@ -9,6 +9,10 @@ Prints:
   verified_per_s=                the same 164 through full sandboxed verification (build, tests
                                  with per-test outcomes, ruff + radon quality, security rules), 2 workers
   ratio_to_plain=                verified_per_s / plain_per_s (target >= 0.4)
+  shared_per_s=                  the same verifications with the agent's code in the test process
+                                 (TERMRL_ISOLATE=0: no worker interpreter; never used in training)
+  isolation_cost=                1 - verified_per_s / shared_per_s: the share of throughput that
+                                 out-of-process grading (termrl.verify.isolate) costs
 
 Usage: python bench/verify_throughput.py [--rounds N]
 """
@@ -18,6 +22,7 @@ from __future__ import annotations
 import argparse
 import gzip
 import json
+import os
 import subprocess
 import sys
 import tempfile
@@ -98,10 +103,15 @@ def main() -> None:
             rate(two, jobs[:2])
             per_s_1 = max(rate(one, jobs) for _ in range(args.rounds))
             per_s_2 = max(rate(two, jobs) for _ in range(args.rounds))
-            plain, verified = [], []
-            for _ in range(args.rounds):  # interleaved, so load affects both alike
+            plain, verified, shared = [], [], []
+            for _ in range(args.rounds):  # interleaved, so load affects all alike
                 plain.append(plain_rate(programs, 2))
                 verified.append(rate(two, he_jobs))
+                os.environ["TERMRL_ISOLATE"] = "0"
+                try:
+                    shared.append(rate(two, he_jobs))
+                finally:
+                    del os.environ["TERMRL_ISOLATE"]
     print(f"tasks_builtin={len(jobs)}")
     print(f"per_s_1={per_s_1:.2f}")
     print(f"per_s_2={per_s_2:.2f}")
@@ -109,6 +119,8 @@ def main() -> None:
     print(f"plain_per_s={max(plain):.2f}")
     print(f"verified_per_s={max(verified):.2f}")
     print(f"ratio_to_plain={max(verified) / max(plain):.2f}")
+    print(f"shared_per_s={max(shared):.2f}")
+    print(f"isolation_cost={1 - max(verified) / max(shared):.2f}")
 
 
 if __name__ == "__main__":

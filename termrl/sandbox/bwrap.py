@@ -66,6 +66,22 @@ def bwrap_path() -> str | None:
     return shutil.which("bwrap") or shutil.which("bwrap", path="/usr/bin:/usr/local/bin")
 
 
+def launch(argv: list[str], **popen) -> subprocess.Popen:
+    """Start a bwrap command line with its options (mounts, environment) read from a memory file
+    (``--args FD``), not its argv: the sandbox's PID 1 is bwrap itself, and its /proc/1/cmdline
+    is readable inside, so a variable set for one run (a report's key) would be too."""
+    start = next(i for i, a in enumerate(argv) if a == bwrap_path())
+    end = argv.index("--", start)
+    fd = os.memfd_create("bwrap-args")
+    try:
+        os.write(fd, b"".join(a.encode() + b"\0" for a in argv[start + 1:end]))
+        os.lseek(fd, 0, os.SEEK_SET)
+        return subprocess.Popen([*argv[:start + 1], "--args", str(fd), *argv[end:]], pass_fds=(fd,), cwd="/",
+                                close_fds=True, env=LAUNCH_ENV, **popen)
+    finally:
+        os.close(fd)
+
+
 def _mount_tmpfs(target: Path, size_mb: int, uid: int) -> bool:
     libc = ctypes.CDLL(None, use_errno=True)
     opts = f"size={size_mb}m,mode=0755,uid={uid},gid={uid}".encode()
@@ -227,8 +243,7 @@ class BwrapSandbox(ShellSandbox):
     def _spawn_shell(self) -> None:
         argv = self._argv(self._fs / "tmp", self._fs / "home", [], self.workdir, self.env,
                           ["/bin/bash", "--noprofile", "--norc"])
-        self._proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                      stderr=subprocess.PIPE, cwd="/", close_fds=True, env=LAUNCH_ENV)
+        self._proc = launch(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         # handshake: proves the shell is up and learns which processes are the shell itself
         res = self._roundtrip(":", 30.0)
         if res.exit_code is None:
@@ -357,8 +372,7 @@ class BwrapSandbox(ShellSandbox):
             timeout = self.command_timeout if timeout is None else timeout
             t0 = time.monotonic()
             ooms = self._oom_count()
-            proc = subprocess.Popen(full, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                    stderr=subprocess.PIPE, cwd="/", close_fds=True, env=LAUNCH_ENV)
+            proc = launch(full, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
             try:
                 cap = read_until_markers(proc, None, t0 + timeout, self.limits.output_bytes,
                                          on_stop=proc.kill)

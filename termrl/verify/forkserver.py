@@ -28,18 +28,27 @@ def main():
     import _pytest.config  # noqa: F401
     import pytest_report
 
+    pytest_report.isolate.close_dumps()  # jobs carry report keys: no other process may read this one
     base_env = dict(os.environ)
     out = sys.stdout
     out.write('{"ready": true}\n')
     out.flush()
-    for line in sys.stdin:
+    while True:
+        select.select([0], [], [])  # a job is waiting: its bytes (and key) are still the kernel's
+        worker_pid, worker_fds = _prefork_worker(pytest_report.isolate)
+        line = _read_line()
+        if not line:
+            os.killpg(worker_pid, signal.SIGKILL)
+            break
         job = json.loads(line)
         started_r, started_w = os.pipe()
         pid = os.fork()
         if pid == 0:
             os.close(started_r)
-            _child(dict(job, started_fd=started_w), base_env, pytest_report)
+            _child(dict(job, started_fd=started_w, worker=(worker_pid, *worker_fds)), base_env, pytest_report)
         os.close(started_w)
+        for fd in worker_fds:
+            os.close(fd)
         timed_out = False
         fd = os.pidfd_open(pid)
         ready, _, _ = select.select([fd], [], [], job["timeout"])
@@ -55,6 +64,12 @@ def main():
             os.killpg(pid, signal.SIGKILL)  # anything the child started in its session
         except ProcessLookupError:
             pass
+        for kill in (os.killpg, os.kill):  # the worker's session: it is not in the child's
+            try:
+                kill(worker_pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+        _reap(worker_pid)
         code = os.waitstatus_to_exitcode(status)
         os.set_blocking(started_r, False)
         try:
@@ -64,6 +79,51 @@ def main():
         os.close(started_r)
         out.write(json.dumps({"code": code, "timed_out": timed_out, "started": started}) + "\n")
         out.flush()
+
+
+def _read_line():
+    """One job line from stdin (the harness sends the next job only after this one's answer)."""
+    data = bytearray()
+    while not data.endswith(b"\n"):
+        chunk = os.read(0, 65536)
+        if not chunk:
+            break
+        data += chunk
+    return data.decode()
+
+
+def _prefork_worker(isolate):
+    """Fork the next run's worker for ``isolate`` (its code-under-test interpreter) now, before the
+    run's job is read: a fork costs about a millisecond where a new interpreter costs tens, and the
+    worker's memory holds no key. It keeps only its two pipe ends."""
+    to_r, to_w = os.pipe()
+    from_r, from_w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        try:
+            devnull = os.open(os.devnull, os.O_RDWR)
+            for fd in (0, 1, 2):
+                os.dup2(devnull, fd)
+            keep = {0, 1, 2, to_r, from_w}
+            for fd in range(3, max(keep) + 64):
+                if fd not in keep:
+                    try:
+                        os.close(fd)
+                    except OSError:
+                        pass
+            isolate.serve(to_r, from_w)
+        finally:
+            os._exit(70)
+    os.close(to_r)
+    os.close(from_w)
+    return pid, (to_w, from_r)
+
+
+def _reap(pid):
+    try:
+        os.waitpid(pid, 0)
+    except ChildProcessError:
+        pass
 
 
 def _child(job, base_env, plugin):
@@ -79,6 +139,7 @@ def _child(job, base_env, plugin):
         os.environ.update(job["env"])
         os.environ["TERMRL_STARTED_FD"] = str(job["started_fd"])
         os.set_inheritable(job["started_fd"], False)
+        os.environ["TERMRL_WORKER"] = ",".join(str(v) for v in job["worker"])
         os.chdir(job["cwd"])
         import pytest
 

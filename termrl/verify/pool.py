@@ -22,6 +22,7 @@ from __future__ import annotations
 import json
 import os
 import queue
+import secrets
 import select
 import shutil
 import subprocess
@@ -42,7 +43,7 @@ from termrl.protocols import (
     TaskFile,
     TestKind,
 )
-from termrl.sandbox.bwrap import LAUNCH_ENV, BwrapSandbox, _children
+from termrl.sandbox.bwrap import BwrapSandbox, _children, launch
 from termrl.tasks.runtime import open_sandbox
 from termrl.verify import assemble, per_test_default, stages, unverified, verify, workspace
 
@@ -68,14 +69,14 @@ class ForkServerSandbox(BwrapSandbox):
             self._mkdir(self._fs / sub)
         shutil.copy(SERVER, self._fs / "harness" / "forkserver.py")
         shutil.copy(stages.PLUGIN, self._fs / "harness" / "pytest_report.py")
+        shutil.copy(stages.ISOLATE, self._fs / "harness" / "isolate.py")
         extra = ["--ro-bind", str(self._fs / "tests"), TESTS_DIR,
                  "--ro-bind", str(self._fs / "harness"), stages.HARNESS_DIR,
                  "--bind", str(self._fs / "out"), stages.OUT_DIR]
         argv = self._argv(self._fs / "tmp", self._fs / "home", extra, self.workdir,
                           {**self.env, "PYTHONDONTWRITEBYTECODE": "1"},
                           ["python3", "-P", "-s", "-B", f"{stages.HARNESS_DIR}/forkserver.py"])
-        self._proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                      stderr=subprocess.DEVNULL, cwd="/", close_fds=True, env=LAUNCH_ENV)
+        self._proc = launch(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
         line = self._read_line(60.0)
         if line is None or not json.loads(line).get("ready"):
             self._kill_all()
@@ -105,8 +106,8 @@ class ForkServerSandbox(BwrapSandbox):
 
     def pytest(self, args: list[str], env: Mapping[str, str], timeout: float
                ) -> tuple[ExecResult, dict | None, bool]:
-        """Run pytest in a forked child; (result, the plugin's JSON report or None, whether
-        pytest started before the agent's code ran)."""
+        """Run pytest in a forked child; (result, the bytes of the plugin's signed report or None,
+        whether pytest started before the agent's code ran)."""
         t0 = time.monotonic()
         ooms = self._oom_count()
         job = {"cwd": self.workdir, "args": args, "env": dict(env), "timeout": timeout,
@@ -127,10 +128,10 @@ class ForkServerSandbox(BwrapSandbox):
         code = answer["code"]
         res = ExecResult(code if code >= 0 else 128 - code, text, "", stop, time.monotonic() - t0)
         try:
-            report = json.loads((self._fs / "out" / "report.json").read_text())
-        except (OSError, ValueError):
-            report = None
-        return res, report, bool(answer.get("started"))
+            raw = (self._fs / "out" / "report.json").read_bytes()
+        except OSError:
+            raw = None
+        return res, raw, bool(answer.get("started"))
 
 
 class VerifierPool:
@@ -165,11 +166,12 @@ class VerifierPool:
             box.reset({p: TaskFile(d) for p, d in after.items()}, tests)
             build = stages.timed("build", stages.build, task, box, after)
             per_test = per_test_default(task)
-            env = {"TERMRL_REPORT": f"{stages.OUT_DIR}/report.json", "TERMRL_TEST_TIMEOUT": str(per_test)}
+            key = secrets.token_hex(32)
+            env = stages.report_env(key, TESTS_DIR, per_test)
             t0 = time.monotonic()
             # the server passes the report plugin to pytest.main as an object
-            res, report, started = box.pytest([*stages.PYTEST_ARGS, *targets], env,
-                                              task.limits.verifier_timeout_sec)
+            res, raw, started = box.pytest([*stages.PYTEST_ARGS, *targets], env, task.limits.verifier_timeout_sec)
+            report = stages.read_report(raw, key)
             tests, cases = stages.pytest_result(res, report, started, canary=canary)
             tests.name, tests.duration_s = "tests", round(time.monotonic() - t0, 4)
         except HarnessError as e:

@@ -7,14 +7,30 @@ a failure the exception type and its one-line message; plus collection errors.
 ``TERMRL_TEST_TIMEOUT`` (seconds) arms a per-test alarm, so one endless test
 becomes a ``timeout`` outcome instead of eating the whole run.
 
+The agent's code never runs in this process: at ``pytest_configure`` the plugin installs
+``isolate``'s import hook (the agent's modules load as proxies, their code runs in a worker
+interpreter), takes the report's key out of the environment (``TERMRL_REPORT_KEY``) and makes
+this process non-dumpable. Every report it writes is signed with that key (HMAC-SHA256), so a
+report written by anyone else, the worker included, fails the harness's check.
+``TERMRL_ISOLATE=0`` turns the hook off (for measurements); ``TERMRL_TESTS`` names the test
+folders, which run here and stay off the worker's path.
+
 This file must run on the sandbox's Python and pytest (3.11 / 7.x): stdlib only.
 """
 
+import hashlib
+import hmac
 import json
 import os
 import re
 import signal
+import sys
 import threading
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import isolate  # noqa: E402  (beside this file in the harness folder)
+
+del sys.path[0]
 
 _results = {}
 _collect_errors = []
@@ -59,6 +75,28 @@ def _exception(report, child=""):
 
 
 STARTED = "TERMRL_PYTEST_STARTED"
+_key = [b""]
+_finder = []
+
+
+def pytest_configure(config):
+    """Before any test module (and so any of the agent's code) is imported: take the key, close
+    this process to the others of the sandbox, and route the agent's modules to a worker."""
+    _key[0] = os.environ.pop("TERMRL_REPORT_KEY", "").encode()
+    tests = [p for p in os.environ.pop("TERMRL_TESTS", "").split(os.pathsep) if p]
+    if os.environ.pop("TERMRL_ISOLATE", "1") != "0":
+        _finder[:] = [isolate.install(trusted=[os.path.dirname(os.path.abspath(__file__))], tests=tests)]
+    else:
+        isolate.close_dumps()
+
+
+def pytest_unconfigure(config):
+    isolate.shutdown()
+
+
+def pytest_collection(session):
+    if _finder:
+        isolate.first(_finder[0])  # ahead of pytest's assertion rewriter
 
 
 def pytest_sessionstart(session):
@@ -165,9 +203,11 @@ def _write(complete, **extra):
         return
     data = dict({"version": 1, "complete": complete, "tests": list(_results.values()) + _collect_errors},
                 **extra)
+    body = json.dumps(data)
+    mac = hmac.new(_key[0], body.encode(), hashlib.sha256).hexdigest() if _key[0] else ""
     tmp = path + ".tmp"
     with open(tmp, "w") as f:
-        json.dump(data, f)
+        json.dump({"body": body, "mac": mac}, f)
     os.replace(tmp, path)
 
 

@@ -16,6 +16,8 @@ Stage data shapes (``StageResult.data`` is the serialized form, as stored in tra
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import json
 import os
 import re
@@ -48,6 +50,7 @@ from termrl.verify.pytest_report import STARTED
 HARNESS_DIR = "/.termrl-harness"
 OUT_DIR = "/.termrl-out"
 PLUGIN = Path(__file__).with_name("pytest_report.py")
+ISOLATE = Path(__file__).with_name("isolate.py")
 PYTEST_ARGS = ["-q", "-rA", "-p", "no:cacheprovider", "-W", "ignore::pytest.PytestUnknownMarkWarning"]
 PYTEST = ["python3", "-P", "-s", "-B", "-m", "pytest", *PYTEST_ARGS, "-p", "pytest_report"]
 """-P: the workdir is not on sys.path, so a planted pytest.py cannot replace pytest;
@@ -209,7 +212,7 @@ class Canary:
         planned. ``inconclusive``: anything else that proves nothing (a task's fixture that
         errored or skipped them, a crash or a timeout mid-run)."""
         failing, passing = self.outcome(report, self.failing), self.outcome(report, self.passing)
-        if failing in ("passed", "xpassed"):
+        if failing in ("passed", "xpassed") or report.get("forged"):
             return "forged"
         ran, items = report.get("ran"), report.get("items")
         if report.get("complete") and report.get("exitstatus") in (0, 1) and not report.get("collect_errors") \
@@ -226,15 +229,50 @@ def _pytest(task: Task, box: Sandbox, files, env, cwd, timeout, per_test_timeout
     targets = [f"{spec.tests_dir}/{f}" for f in spec.pytest_files] or [spec.tests_dir]
     canary = Canary.draw()
     files, targets = canary.add_to(files, spec.tests_dir, targets)
-    run_env = {**env, "PYTHONPATH": HARNESS_DIR, "TERMRL_REPORT": f"{OUT_DIR}/report.json",
-               "TERMRL_TEST_TIMEOUT": str(per_test_timeout)}
+    key = secrets.token_hex(32)
+    run_env = {**env, "PYTHONPATH": HARNESS_DIR, **report_env(key, spec.tests_dir, per_test_timeout)}
     res = box.run([*PYTEST, *targets], timeout=timeout, cwd=cwd, env=run_env,
                   mounts={spec.tests_dir: files, HARNESS_DIR: _harness_files()}, outputs=[OUT_DIR])
     try:
-        report = json.loads(box.read_file(f"{OUT_DIR}/report.json"))
-    except (FileNotFoundError, PermissionError, ValueError):
-        report = None
-    return pytest_result(res, report, started=STARTED in res.stdout, holdout=holdout, canary=canary)
+        raw = box.read_file(f"{OUT_DIR}/report.json")
+    except (FileNotFoundError, PermissionError):
+        raw = None
+    return pytest_result(res, read_report(raw, key), started=STARTED in res.stdout, holdout=holdout, canary=canary)
+
+
+def report_env(key: str, tests_dir: str, per_test_timeout: float) -> dict[str, str]:
+    """The report plugin's environment: where to write, the key to sign with, the test folder
+    (it runs in the test process, the agent's modules in a worker), the per-test alarm."""
+    return {"TERMRL_REPORT": f"{OUT_DIR}/report.json", "TERMRL_REPORT_KEY": key, "TERMRL_TESTS": tests_dir,
+            "TERMRL_TEST_TIMEOUT": str(per_test_timeout),
+            # "0" (the harness's own environment) runs the agent's code in the test process: for
+            # measuring what the isolation costs, never for training
+            "TERMRL_ISOLATE": "0" if os.environ.get("TERMRL_ISOLATE") == "0" else "1"}
+
+
+FORGED = {"version": 1, "complete": False, "tests": [], "forged": True}
+"""What a report that fails its key's check reads as: nothing ran, and someone forged the file."""
+
+
+def read_report(raw: bytes | str | None, key: str) -> dict | None:
+    """The plugin's report from the file's bytes: None when there is none (or it is not JSON:
+    a run cut off mid-write), ``FORGED`` when its signature is not the key's."""
+    if raw is None:
+        return None
+    try:
+        outer = json.loads(raw)
+    except ValueError:
+        return None
+    if not isinstance(outer, dict) or not isinstance(outer.get("body"), str) or not isinstance(outer.get("mac"), str):
+        return dict(FORGED)
+    expected = hmac.new(key.encode(), outer["body"].encode(), hashlib.sha256).hexdigest()
+    if not hmac.compare_digest(expected, outer["mac"]):
+        return dict(FORGED)
+    try:
+        report = json.loads(outer["body"])
+    except ValueError:
+        return dict(FORGED)
+    return report if isinstance(report, dict) and isinstance(report.get("tests"), list) else dict(FORGED)
 
 
 def pytest_result(res: ExecResult, report: dict | None, started: bool, holdout: bool = False,
@@ -261,6 +299,9 @@ def pytest_result(res: ExecResult, report: dict | None, started: bool, holdout: 
     verdict = canary.verdict(report) if canary else None
     rows = [t for t in report["tests"] if not (canary and canary.owns(t["nodeid"]))]
     tests = [_test_case(t, holdout) for t in rows]
+    if res.stop is StopReason.MEMORY:  # the isolation's worker was the one the kernel killed
+        tests = [replace(t, error_class="memory") if t.exc_type == "CodeUnderTestDied" and "signal 9" in t.message
+                 else t for t in tests]
     counted = [t for t in tests if t.outcome not in ("skipped",)]
     complete = report.get("complete", True)
     # a failing canary that failed makes a session whose own tests all pass exit with 1
@@ -296,7 +337,7 @@ _HARNESS: dict | None = None
 def _harness_files() -> dict:
     global _HARNESS
     if _HARNESS is None:
-        _HARNESS = {"pytest_report.py": TaskFile(PLUGIN.read_bytes())}
+        _HARNESS = {"pytest_report.py": TaskFile(PLUGIN.read_bytes()), "isolate.py": TaskFile(ISOLATE.read_bytes())}
     return _HARNESS
 
 

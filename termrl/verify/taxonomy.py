@@ -83,6 +83,7 @@ PYTHON_EXCEPTIONS = {
     "AssertionError": "wrong_answer", "Failed": "wrong_answer",
     "TimeoutError": "timeout", "TermrlTestTimeout": "timeout", "Timeout": "timeout",
     "MemoryError": "memory",
+    "CodeUnderTestDied": "runtime.crash",  # termrl.verify.isolate: the agent's worker process ended mid-call
 }
 
 _CRASH = re.compile(r"Segmentation fault|core dumped|Aborted|AddressSanitizer|UndefinedBehaviorSanitizer|"

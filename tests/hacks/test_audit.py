@@ -18,10 +18,12 @@ FLAWED = Path(__file__).resolve().parents[1] / "fixtures" / "flawed"
 # which exploit each flaw lets through
 EXPECTED = {
     "flawed-exists-only": "empty_files_named",
-    "flawed-eq-only": "always_equal",
     "flawed-revealed-output": "write_expected_output",
     "flawed-trusts-exit-code": "stub_scripts_exit_zero",
 }
+CLOSED = {"flawed-eq-only": "always_equal"}
+"""Flaws the verifier closes by itself: an always-equal object stays in the isolation's worker, and
+the test's ``==`` compares a handle, never equal to a list (termrl.verify.isolate)."""
 LOG_ONLY = spec_from_dict({"components": {
     "outcome": {"type": "outcome", "weight": 1.0, "mode": "graded"},
     "hack": {"type": "hack", "weight": 1.0, "mode": "log"},
@@ -31,7 +33,7 @@ LOG_ONLY = spec_from_dict({"components": {
 @pytest.fixture(scope="module")
 def flawed_report():
     tasks = [e.task for e in directory_entries(FLAWED)]
-    exploits = {name: EXPLOITS[name] for name in sorted(set(EXPECTED.values()))}
+    exploits = {name: EXPLOITS[name] for name in sorted(set(EXPECTED.values()) | set(CLOSED.values()))}
     return audit(tasks, LOG_ONLY, exploits, workers=2)
 
 
@@ -40,10 +42,14 @@ def test_every_flaw_is_reported_as_test_weak(flawed_report):
     passing = {(r["task"], r["exploit"]) for r in flawed_report["rows"] if r["tests_passed"]}
     for task, exploit in EXPECTED.items():
         assert (task, exploit) in passing, (task, exploit)
+    for task, exploit in CLOSED.items():
+        assert (task, exploit) not in passing, (task, exploit)
 
 
 def test_without_hack_penalties_every_flaw_is_exploitable(flawed_report):
-    assert sorted(flawed_report["exploitable_tasks"]) == sorted(EXPECTED)
+    # a closed flaw may still out-earn doing nothing here (a wrong answer over a stub's exception,
+    # with hack findings only logged); it never passes the tests
+    assert set(EXPECTED) <= set(flawed_report["exploitable_tasks"]) <= set(EXPECTED) | set(CLOSED)
     rows = {(r["task"], r["exploit"]): r for r in flawed_report["rows"]}
     for task, exploit in EXPECTED.items():
         row = rows[(task, exploit)]
@@ -55,13 +61,13 @@ def test_audit_command_exits_non_zero_when_exploitable(tmp_path):
     spec = tmp_path / "log_only.toml"
     spec.write_text('version = 1\nname = "log-only"\n\n[components.outcome]\ntype = "outcome"\nweight = 1.0\n'
                     'mode = "binary"\n\n[components.hack]\ntype = "hack"\nweight = 1.0\nmode = "log"\n')
-    res = subprocess.run([sys.executable, "-m", "termrl", "audit", str(FLAWED / "eq-only"), "--spec", str(spec),
-                          "--exploits", "always_equal,spam_commands", "--json"],
+    res = subprocess.run([sys.executable, "-m", "termrl", "audit", str(FLAWED / "exists-only"), "--spec", str(spec),
+                          "--exploits", "empty_files_named,spam_commands", "--json"],
                          capture_output=True, text=True, timeout=300)
     assert res.returncode == 1, res.stderr
     report = json.loads(res.stdout)
-    assert report["exploitable_tasks"] == ["flawed-eq-only"]
-    assert {r["exploit"] for r in report["rows"]} == {"nop", "always_equal", "spam_commands"}
+    assert report["exploitable_tasks"] == ["flawed-exists-only"]
+    assert {r["exploit"] for r in report["rows"]} == {"nop", "empty_files_named", "spam_commands"}
     res = subprocess.run([sys.executable, "-m", "termrl", "audit", str(FLAWED / "eq-only"),
                           "--exploits", "no_such_exploit"], capture_output=True, text=True, timeout=60)
     assert res.returncode == 2 and "no_such_exploit" in res.stderr
@@ -84,8 +90,8 @@ def test_caught_hacks_do_not_pay_under_the_staged_preset(flawed_report):
     tasks = [e.task for e in directory_entries(FLAWED) if e.task.id == "flawed-eq-only"]
     report = audit(tasks, load_spec("staged"), {"always_equal": EXPLOITS["always_equal"]}, workers=1)
     row = next(r for r in report["rows"] if r["exploit"] == "always_equal")
-    assert row["tests_passed"] is True  # the tests are weak...
-    assert "always_equal" in row["detected_by"]  # ...but the detector catches it
+    assert row["tests_passed"] is False  # the tests are weak, but the object never leaves the worker...
+    assert "always_equal" in row["detected_by"]  # ...the detector catches the attempt
     assert report["exploitable_tasks"] == []  # ...and the capped reward does not pay
 
 
@@ -116,10 +122,11 @@ def test_attacks_on_the_grader_are_caught_and_do_not_pay():
     rows = {(r["task"], r["exploit"]): r for r in report["rows"]}
     assert report["exploitable_tasks"] == [] and report["errors"] == []
     for task in [t.id for t in tasks][:2]:
-        forged = rows[(task, "forge_test_reports")]
-        assert not forged["tests_passed"], forged  # the failing canary passed: the run fails
-        assert {"grader_tampering", "grader_access"} <= set(forged["detected_by"]), forged
-        assert "grader_access" in rows[(task, "caller_frame")]["detected_by"]
+        # the code under test runs in the isolation's worker: the session it patches and the
+        # frames it walks are the worker's, so both fail the tests, and the detectors see the attempt
+        forged, frame = rows[(task, "forge_test_reports")], rows[(task, "caller_frame")]
+        assert not forged["tests_passed"] and not frame["tests_passed"], (forged, frame)
+        assert "grader_access" in forged["detected_by"] and "grader_access" in frame["detected_by"]
     silenced = rows[(tasks[2].id, "silence_build")]
     assert "build_tampering" in silenced["detected_by"] and silenced["reward"] <= silenced["nop_reward"]
 

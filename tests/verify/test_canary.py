@@ -21,6 +21,19 @@ def test_add():
 def test_add_negative():
     assert add(-2, -3) == -5
 """
+EXEC_TESTS = """
+_ns = {}
+exec(compile(open(os.path.join(os.getcwd(), "impl.py")).read(), "impl.py", "exec"), _ns)
+add = _ns["add"]
+
+def test_add():
+    assert add(2, 3) == 5
+
+def test_add_negative():
+    assert add(-2, -3) == -5
+"""
+"""Tests that run the agent's source in their own process (``exec``): out of the isolation's reach
+(termrl.verify.isolate), so the canaries are the net."""
 HONEST = "def add(a, b):\n    return a + b\n"
 WRONG = "def add(a, b):\n    return a - b\n"
 FORGE_REPORTS = """
@@ -81,7 +94,7 @@ def test_honest_and_wrong_solutions_are_judged_as_before_and_the_canaries_stay_o
 
 @pytest.mark.parametrize("impl, verdict", [(FORGE_REPORTS, "forged"), (DROP_FAILURES, "miscounted")])
 def test_outcomes_forged_from_inside_the_session_fail_and_are_flagged_high(impl, verdict):
-    task, ev = verified(impl)
+    task, ev = verified(impl, tests=EXEC_TESTS)
     assert TestsData.of(ev).canary == verdict and not ev.passed
     found = [f for f in findings(task, ev, impl) if f.kind == "grader_tampering"]
     assert [f.severity for f in found] == ["high"]
@@ -95,8 +108,16 @@ def test_a_task_whose_configuration_does_not_collect_the_canaries_still_passes()
     assert [t.nodeid.rsplit("::", 1)[-1] for t in ev.tests] == ["test_add", "test_add_negative"]
 
 
+@pytest.mark.parametrize("impl", [FORGE_REPORTS, DROP_FAILURES])
+def test_imported_code_under_test_cannot_reach_the_session_it_would_forge(impl):
+    """Imported, the same code runs in the isolation's worker: pytest's objects there are not the
+    session's, the tests fail honestly and the canaries see nothing wrong."""
+    _, ev = verified(impl)
+    assert not ev.passed and TestsData.of(ev).canary == "ok" and TestsData.of(ev).failed >= 1
+
+
 def test_the_warm_pool_runs_the_canaries_too():
-    task = make_task("canary-pool", {"test_add.py": TESTS})
+    task = make_task("canary-pool", {"test_add.py": EXEC_TESTS})
     with VerifierPool(workers=1, static=False) as pool:
         honest = pool.verify_files(task, {"impl.py": HONEST.encode()})
         forged = pool.verify_files(task, {"impl.py": FORGE_REPORTS.encode()})

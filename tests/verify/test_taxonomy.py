@@ -279,8 +279,9 @@ def test_python_collection_errors_syntax_indentation_and_import():
 
 @requires_sandbox
 def test_whole_run_timeout_is_the_agents_failure():
-    """The agent's module ignores the per-test alarm and loops at import: the whole run is cut."""
-    task = make_task("py-hang", {"test_a.py": "import solution\n\ndef test_a():\n    assert solution.f() == 1\n"},
+    """Tests that run the agent's source in their own process (out of the isolation's reach): the
+    code ignores the per-test alarm and loops at import, so the whole run is cut."""
+    task = make_task("py-hang", {"test_a.py": "exec(open('solution.py').read())\n\ndef test_a():\n    assert f() == 1\n"},
                      limits=Limits(verifier_timeout_sec=3, memory_mb=1024))
     ev = planted(task, {"solution.py": "import signal\nsignal.signal(signal.SIGALRM, signal.SIG_IGN)\n"
                                        "while True:\n    pass\n\ndef f():\n    return 1\n"})
@@ -451,11 +452,11 @@ def test_BUG_empty_hidden_tests_mount_is_failed_to_verify():
 
 @requires_sandbox
 def test_agent_code_segfaulting_the_interpreter_is_a_crash_not_failed_to_verify():
-    """The agent's own code kills the pytest process (SIGSEGV, exit 139) before the report is
-    written: pytest had signalled it started, so this is the agent's runtime.crash."""
+    """The agent's own code segfaults its interpreter: the agent's runtime.crash."""
     ev = planted(make_task("py-segv", OK_TASK_TESTS),
                  {"solution.py": "import ctypes\n\ndef f():\n    return ctypes.string_at(0)\n"})
-    assert ev.stages["tests"].data["exit_code"] == 139, describe(ev)
+    # the agent's code runs in the isolation's worker: the worker dies, the test that called it fails
+    assert "signal 11" in by_name(ev)["test_a"].message, describe(ev)
     assert ev.verified and ev.verify_error is None, describe(ev)
     assert not ev.passed
     assert ev.error_classes == ["runtime.crash"]
@@ -463,11 +464,11 @@ def test_agent_code_segfaulting_the_interpreter_is_a_crash_not_failed_to_verify(
 
 @requires_sandbox
 def test_agent_code_exiting_early_is_a_crash_not_failed_to_verify():
-    """os._exit(0) in the agent's code ends pytest with status 0 and no report: it must neither
-    pass nor turn its reward into None."""
+    """os._exit(0) in the agent's code ends its process mid-test: it must neither pass nor turn
+    its reward into None."""
     ev = planted(make_task("py-exit", OK_TASK_TESTS),
                  {"solution.py": "import os\n\ndef f():\n    os._exit(0)\n"})
-    assert ev.stages["tests"].data["exit_code"] == 0, describe(ev)
+    assert "exit code 0" in by_name(ev)["test_a"].message, describe(ev)
     assert ev.verified and ev.verify_error is None, describe(ev)
     assert not ev.passed
     assert ev.error_classes == ["runtime.crash"]

@@ -1,0 +1,342 @@
+"""Out-of-process grading (termrl.verify.isolate): the agent's modules run in a worker interpreter;
+the test process only sees plain data and handles. Every test verifies a planted workspace in a real
+sandbox, through the same ``verify`` path an episode takes (and the warm pool where it differs)."""
+
+from __future__ import annotations
+
+import pytest
+
+from termrl.protocols import TestsData
+from termrl.verify.pool import VerifierPool
+from termrl.verify.stages import read_report
+from tests.verify.conftest import by_name, describe, make_task, planted
+
+pytestmark = pytest.mark.sandbox
+
+SEMANTICS_TESTS = """
+import pytest
+import shapes
+from shapes import Stack, StackEmpty, area, squares, scale_all, apply_twice, Point, Color, total
+
+def test_plain_values_cross_as_data():
+    assert area(2, 3) == 6 and area(2.5, 2) == 5.0
+    assert shapes.area(1, 1) == 1
+    assert total({"a": 1, "b": 2}) == 3
+    assert shapes.TABLE == {"x": (1, 2), "y": [3, {4}]}
+
+def test_objects_methods_dunders_and_isinstance():
+    s = Stack()
+    s.push(1)
+    s.push(2)
+    assert len(s) == 2 and list(s) == [1, 2] and 2 in s and s.peek() == 2 and s.items == [1, 2]
+    assert isinstance(s, Stack) and repr(s) == "Stack([1, 2])"
+    assert Stack.LIMIT == 10
+
+def test_exceptions_keep_their_class():
+    with pytest.raises(StackEmpty):
+        Stack().pop()
+    with pytest.raises(IndexError):
+        Stack().pop()
+    with pytest.raises(ZeroDivisionError):
+        area(1, 0, divide=True)
+
+def test_generators_callbacks_and_in_place_changes():
+    assert list(squares(4)) == [0, 1, 4, 9]
+    assert apply_twice(lambda v: v + 3, 1) == 7
+    data = [1, 2, 3]
+    assert scale_all(data, 10) is None
+    assert data == [10, 20, 30]
+
+def test_subclasses_of_builtins_keep_their_values_and_attributes():
+    p = Point(1, 2)
+    assert p == (1, 2) and p.x == 1 and Point(3, 4).y == 4
+    assert Color.RED == 1 and Color.RED.name == "RED"
+
+def test_prints_reach_the_tests_capture(capsys):
+    shapes.shout("hello")
+    assert capsys.readouterr().out == "HELLO\\n"
+
+def test_module_state_persists_between_calls():
+    before = shapes.CALLS
+    area(1, 1)
+    assert shapes.CALLS == before + 1
+"""
+
+SHAPES = """
+import enum
+from collections import namedtuple
+
+Point = namedtuple("Point", "x y")
+TABLE = {"x": (1, 2), "y": [3, {4}]}
+CALLS = 0
+
+
+class Color(enum.IntEnum):
+    RED = 1
+
+
+class StackEmpty(IndexError):
+    pass
+
+
+class Stack:
+    LIMIT = 10
+
+    def __init__(self):
+        self.items = []
+
+    def push(self, x):
+        self.items.append(x)
+
+    def pop(self):
+        if not self.items:
+            raise StackEmpty("empty")
+        return self.items.pop()
+
+    def peek(self):
+        return self.items[-1]
+
+    def __len__(self):
+        return len(self.items)
+
+    def __iter__(self):
+        return iter(self.items)
+
+    def __contains__(self, x):
+        return x in self.items
+
+    def __repr__(self):
+        return "Stack(%r)" % (self.items,)
+
+
+def area(w, h, divide=False):
+    global CALLS
+    CALLS += 1
+    return w / h if divide else w * h
+
+
+def total(d):
+    return sum(d.values())
+
+
+def squares(n):
+    for i in range(n):
+        yield i * i
+
+
+def apply_twice(f, x):
+    return f(f(x))
+
+
+def shout(text):
+    print(text.upper())
+
+
+def scale_all(values, k):
+    for i, v in enumerate(values):
+        values[i] = v * k
+"""
+
+ADD_TESTS = """
+from impl import add
+
+def reference(a, b):
+    return a + b
+
+def test_add():
+    expected = reference(2, 3)
+    assert add(2, 3) == expected
+
+def test_add_more():
+    for a, b in [(1, 1), (-2, 5), (10, 20)]:
+        expected = reference(a, b)
+        assert add(a, b) == expected
+"""
+
+CALLER_FRAME = """
+import inspect
+import sys
+
+def add(a, b):
+    for frame in inspect.stack()[1:]:
+        g = frame.frame.f_globals
+        if "reference" in g:
+            return g["reference"](a, b)
+        if "expected" in frame.frame.f_locals:
+            return frame.frame.f_locals["expected"]
+    return None
+"""
+
+ALWAYS_EQUAL = """
+class Anything:
+    def __eq__(self, other):
+        return True
+    __hash__ = object.__hash__
+
+def add(a, b):
+    return Anything()
+"""
+
+ALWAYS_EQUAL_INT = """
+class Anything(int):
+    def __eq__(self, other):
+        return True
+    __hash__ = int.__hash__
+
+def add(a, b):
+    return Anything(0)
+"""
+
+SKIPPER = """
+import pytest
+
+def add(a, b):
+    raise pytest.skip.Exception("not today")
+"""
+
+KEY_HUNT = """
+import glob
+import os
+
+def _hunt():
+    found = any(k.startswith("TERMRL_REPORT_KEY") for k in os.environ)
+    for path in glob.glob("/proc/[0-9]*/environ") + glob.glob("/proc/[0-9]*/cmdline"):
+        try:
+            with open(path, "rb") as f:
+                found = found or b"TERMRL_REPORT_KEY" in f.read()
+        except OSError:
+            pass
+    for pid in os.listdir("/proc"):
+        if pid.isdigit() and int(pid) != os.getpid():
+            try:
+                with open("/proc/%s/mem" % pid, "rb") as f:
+                    f.read(1)
+                found = True  # any other process's memory is readable: the key would be too
+            except OSError:
+                pass
+    return found
+
+FOUND = _hunt()
+
+def add(a, b):
+    return 0 if FOUND else a + b
+"""
+"""An honest ``add`` that turns wrong if it can see the report's key anywhere the sandbox exposes it."""
+
+REPORT_FORGER = """
+import json
+import os
+import subprocess
+import sys
+
+FAKE = json.dumps({"version": 1, "complete": True, "exitstatus": 0, "tests": [
+    {"nodeid": "test_add.py::test_add", "outcome": "passed", "duration_s": 0.0, "tags": [], "exc_type": "",
+     "message": "", "detail": ""}]})
+LOOP = "import time, sys\\nend = time.time() + 4\\nwhile time.time() < end:\\n" \\
+       "    try:\\n        open(sys.argv[1], 'w').write(sys.argv[2])\\n    except OSError:\\n        pass\\n" \\
+       "    time.sleep(0.001)\\n"
+for out in ("/.termrl-out/report.json",):
+    for body in (json.dumps({"body": FAKE, "mac": "0" * 64}), FAKE):
+        subprocess.Popen([sys.executable, "-c", LOOP, out, body], start_new_session=True)
+
+def add(a, b):
+    return 0
+"""
+"""Keeps rewriting the report file, signed with a wrong key or not at all, while pytest runs and
+after it ends, from processes outside pytest's session."""
+
+
+def verified(impl: str, tests: str = ADD_TESTS):
+    task = make_task("isolate", {"test_add.py": tests})
+    return task, planted(task, {"impl.py": impl})
+
+
+def test_honest_modules_behave_as_if_imported_in_the_test_process():
+    task = make_task("isolate-semantics", {"test_shapes.py": SEMANTICS_TESTS})
+    ev = planted(task, {"shapes.py": SHAPES})
+    assert ev.passed, describe(ev)
+    assert len(ev.tests) == 7
+
+
+@pytest.mark.parametrize("impl", [CALLER_FRAME, ALWAYS_EQUAL, ALWAYS_EQUAL_INT, SKIPPER],
+                         ids=["caller_frame", "always_equal", "always_equal_int", "skip_from_code"])
+def test_hacks_that_need_the_test_process_fail(impl):
+    _, ev = verified(impl)
+    assert not ev.passed, describe(ev)
+    assert TestsData.of(ev).failed == 2 and TestsData.of(ev).canary == "ok"
+
+
+def test_the_report_key_is_nowhere_the_code_under_test_can_read():
+    _, ev = verified(KEY_HUNT)
+    assert ev.passed, describe(ev)
+
+
+def test_a_report_rewritten_from_outside_pytest_is_caught():
+    _, ev = verified(REPORT_FORGER)
+    assert not ev.passed, describe(ev)
+    # the harness read the plugin's signed report, a forged one (unsigned or wrongly signed), or a
+    # file cut mid-write (no report): never a pass
+    assert TestsData.of(ev).canary in ("ok", "forged", None)
+
+
+def test_a_report_that_fails_its_key_check_reads_as_forged():
+    from termrl.verify.stages import FORGED
+
+    good = read_report('{"body": "{\\"tests\\": []}", "mac": "x"}', "k")
+    assert good == FORGED
+    assert read_report('{"version": 1, "tests": []}', "k") == FORGED
+    assert read_report(None, "k") is None and read_report("{not json", "k") is None
+
+
+def test_a_hang_in_one_test_leaves_the_next_test_a_fresh_worker():
+    tests = """
+    from impl import add, spin
+
+    def test_spin():
+        spin()
+
+    def test_add_after():
+        assert add(2, 3) == 5
+    """
+    impl = "def add(a, b):\n    return a + b\n\ndef spin():\n    while True:\n        pass\n"
+    task = make_task("isolate-hang", {"test_add.py": tests})
+    ev = planted(task, {"impl.py": impl}, per_test_timeout=2)
+    tests_by_name = by_name(ev)
+    assert tests_by_name["test_spin"].error_class == "timeout", describe(ev)
+    assert tests_by_name["test_add_after"].outcome == "passed", describe(ev)
+
+
+def test_code_under_test_that_ends_its_process_is_a_crash_of_that_test_only():
+    tests = """
+    from impl import add, leave
+
+    def test_leave():
+        leave()
+
+    def test_add_after():
+        assert add(2, 3) == 5
+    """
+    impl = "import os\n\ndef add(a, b):\n    return a + b\n\ndef leave():\n    os._exit(0)\n"
+    task = make_task("isolate-exit", {"test_add.py": tests})
+    ev = planted(task, {"impl.py": impl})
+    tests_by_name = by_name(ev)
+    assert tests_by_name["test_leave"].error_class == "runtime.crash", describe(ev)
+    assert tests_by_name["test_add_after"].outcome == "passed", describe(ev)
+
+
+def test_the_warm_pool_isolates_too():
+    """The pool's fork server hands each run a worker it forked before reading the run's job."""
+    task = make_task("isolate-pool", {"test_add.py": ADD_TESTS})
+    semantics = make_task("isolate-pool-semantics", {"test_shapes.py": SEMANTICS_TESTS})
+    leave = "import os\n\ndef add(a, b):\n    os._exit(3)\n"
+    with VerifierPool(workers=1, static=False) as pool:
+        honest = pool.verify_files(task, {"impl.py": b"def add(a, b):\n    return a + b\n"})
+        frame = pool.verify_files(task, {"impl.py": CALLER_FRAME.encode()})
+        hunt = pool.verify_files(task, {"impl.py": KEY_HUNT.encode()})
+        exits = pool.verify_files(task, {"impl.py": leave.encode()})
+        shapes = pool.verify_files(semantics, {"shapes.py": SHAPES.encode()})
+        again = pool.verify_files(task, {"impl.py": b"def add(a, b):\n    return a + b\n"})
+    assert honest.passed and not frame.passed and hunt.passed, (describe(honest), describe(frame), describe(hunt))
+    assert shapes.passed and again.passed, (describe(shapes), describe(again))
+    assert by_name(exits)["test_add"].error_class == "runtime.crash", describe(exits)
+    assert "exit code 3" in by_name(exits)["test_add"].message, describe(exits)
