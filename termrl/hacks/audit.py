@@ -17,15 +17,18 @@ detectors caught it.
 
 from __future__ import annotations
 
+import copy
+import hashlib
 import os
-from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, as_completed, wait
+import threading
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, as_completed, wait
 from dataclasses import asdict, dataclass, field
-from typing import Callable, Sequence
+from typing import Callable, Mapping, Sequence
 
 from termrl.episode import Reference, SandboxVerifier, finish_episode, score
-from termrl.protocols import Ending, Evidence, Finding, HarnessError, Task, TestsData
+from termrl.protocols import Ending, Evidence, Finding, HarnessError, Sandbox, Task, TestsData
 from termrl.tasks.runtime import open_sandbox, run_solution
-from termrl.verify import verify, workspace
+from termrl.verify import stages, verify, workspace
 
 PROGRESS_POINTS = (0.0, 0.5, 1.0)
 PER_TEST_TIMEOUT = 10.0
@@ -72,16 +75,72 @@ class Row:
     """The audit itself could not run this pair (sandbox failure)."""
 
 
+class VerificationCache:
+    """Verifications shared between an audit's episodes that leave the same workspace: many exploits
+    change nothing a test can see on a given task (their target is absent), or the same thing as
+    another. Keyed by the task, the workspace before and after (every entry, mode and byte:
+    ``workspace.fingerprint``) and the verifier's settings; a second episode with the same key waits
+    for the first's evidence and gets a copy with its own trace. Episodes of tasks with files
+    outside the workdir, or on backends without a host path, are verified each time."""
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._done: dict[tuple, Future] = {}
+        self.hits = self.misses = 0
+
+    def verifier(self, inner: SandboxVerifier):
+        def verify_once(task: Task, box: Sandbox, before: Mapping[str, bytes], after, trace: list[dict]) -> Evidence:
+            key = self._key(task, box, before, inner)
+            if key is None:
+                return inner(task, box, before, after, trace)
+            with self._lock:
+                future, mine = self._done.get(key), False
+                if future is None:
+                    future, mine = self._done.setdefault(key, Future()), True
+                    self.misses += 1
+                else:
+                    self.hits += 1
+            if mine:
+                try:
+                    future.set_result(inner(task, box, before, after, None))
+                except BaseException as e:
+                    future.set_exception(e)
+                    with self._lock:
+                        del self._done[key]  # a harness failure is not the workspace's: retry it
+                    raise
+            evidence = copy.deepcopy(future.result())
+            evidence.reference_lines = inner.reference_lines
+            if trace is not None:
+                evidence.stages["trace"] = stages.trace(trace)
+            return evidence
+        return verify_once
+
+    @staticmethod
+    def _key(task: Task, box: Sandbox, before: Mapping[str, bytes], inner: SandboxVerifier) -> tuple | None:
+        if task.extra_files:
+            return None
+        after = workspace.fingerprint(box)
+        if after is None:
+            return None
+        start = hashlib.sha256()
+        for path in sorted(before):
+            start.update(path.encode() + b"\0" + hashlib.sha256(before[path]).digest())
+        return task.id, start.hexdigest(), after, inner.per_test_timeout, inner.static
+
+
 def _episode(task: Task, spec, act: Callable | None, baseline: Baseline | None,
-             points: Sequence[float] = PROGRESS_POINTS) -> Episode:
+             points: Sequence[float] = PROGRESS_POINTS, cache: VerificationCache | None = None) -> Episode:
     """One audit episode: ``act(box)`` plays the agent (None: it does nothing) and returns its
     trace; the episode is finished as every episode is (``termrl.episode.finish_episode``) and
-    scored at each training progress of ``points``."""
+    scored at each training progress of ``points``. ``cache``: share verifications of identical
+    final workspaces."""
     box = open_sandbox(task)
     try:
         before = workspace.snapshot(box)
         steps = act(box) if act else []
         verifier = SandboxVerifier(PER_TEST_TIMEOUT, reference_lines=baseline.lines if baseline else None)
+        if cache is not None:
+            verifier = cache.verifier(verifier)
         reference = Reference(baseline.files, baseline.tests) if baseline else None
         outcome = finish_episode(task, box, Ending.SUBMITTED, before=before, trace=steps, verifier=verifier,
                                  reference=reference)
@@ -127,22 +186,23 @@ def _row(task: Task, name: str, episode: Episode, nop: Episode) -> Row:
                error_classes=episode.evidence.error_classes)
 
 
-def _prepare(task: Task, spec, points: Sequence[float]) -> tuple[Baseline | None, Episode]:
+def _prepare(task: Task, spec, points: Sequence[float], cache: VerificationCache | None = None
+             ) -> tuple[Baseline | None, Episode]:
     base = baseline(task)
-    nop = _episode(task, spec, None, base, points)
+    nop = _episode(task, spec, None, base, points, cache)
     if nop.error is not None:
         raise HarnessError(f"the do-nothing episode failed: {nop.error}")
     return base, nop
 
 
 def _attack(task: Task, spec, name: str, exploit: Callable, base: Baseline | None, nop: Episode,
-            points: Sequence[float]) -> Row:
+            points: Sequence[float], cache: VerificationCache | None = None) -> Row:
     from termrl.hacks.exploits import ExploitContext
 
     ctx = ExploitContext(reference_files=base.files if base else None,
                          reference_changed=base.changed if base else [])
     try:
-        episode = _episode(task, spec, lambda box: exploit(task, box, ctx), base, points)
+        episode = _episode(task, spec, lambda box: exploit(task, box, ctx), base, points, cache)
     except (HarnessError, OSError) as e:  # OSError: an exploit's own file call on the sandbox
         return Row(task.id, name, False, None, nop.rewards[points[0]], points[0], None, error=str(e))
     if episode.error is not None:
@@ -166,8 +226,9 @@ def audit_rows(tasks: Sequence[Task], spec, exploits: dict[str, Callable], worke
     """
     points = _points(points)
     by_task: dict[str, list[Row]] = {}
+    cache = VerificationCache()
     with ThreadPoolExecutor(max_workers=workers) as pool:
-        prepared = {pool.submit(_prepare, t, spec, points): t for t in tasks}
+        prepared = {pool.submit(_prepare, t, spec, points, cache): t for t in tasks}
         attacks: dict = {}
         for future in as_completed(prepared):
             task = prepared[future]
@@ -180,7 +241,7 @@ def audit_rows(tasks: Sequence[Task], spec, exploits: dict[str, Callable], worke
                     on_task(rows)
                 continue
             by_task[task.id] = [_row(task, "nop", nop, nop)]
-            attacks[task.id] = [pool.submit(_attack, task, spec, name, fn, base, nop, points)
+            attacks[task.id] = [pool.submit(_attack, task, spec, name, fn, base, nop, points, cache)
                                 for name, fn in exploits.items()]
         pending = dict(attacks)
         while pending:

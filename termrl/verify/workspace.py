@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import base64
 import difflib
+import hashlib
 import io
 import os
+import stat
 import tarfile
 from pathlib import Path
 
@@ -44,6 +46,37 @@ def home_snapshot(box: Sandbox) -> dict[str, bytes]:
         return _tar(box, "")  # "": the sandbox's own $HOME
     except (OSError, ValueError, tarfile.TarError) as e:
         raise SandboxError(f"could not read HOME: {type(e).__name__}: {e}") from e
+
+
+def fingerprint(box: Sandbox) -> str | None:
+    """A digest of everything in the workdir that verification can see: every entry (``.git``
+    and caches included), its type, mode bits, a regular file's whole content, a link's target.
+    Two workspaces with the same fingerprint verify alike. None when the backend has no host
+    path to the workspace.
+    """
+    host = getattr(box, "host_workspace", None)
+    if host is None:
+        return None
+    root = Path(host())
+    digest = hashlib.sha256()
+    try:
+        for dirpath, dirnames, filenames in os.walk(root):
+            dirnames.sort()
+            for name in sorted(dirnames) + sorted(filenames):
+                path = Path(dirpath) / name
+                info = path.lstat()
+                rel = path.relative_to(root).as_posix()
+                digest.update(f"{rel}\0{stat.S_IFMT(info.st_mode)}\0{stat.S_IMODE(info.st_mode):o}\0".encode())
+                if stat.S_ISLNK(info.st_mode):
+                    digest.update(os.readlink(path).encode() + b"\0")
+                elif stat.S_ISREG(info.st_mode):
+                    with open(path, "rb") as f:
+                        for chunk in iter(lambda: f.read(1 << 20), b""):
+                            digest.update(chunk)
+                    digest.update(b"\0")
+    except OSError as e:
+        raise SandboxError(f"could not read the workspace: {type(e).__name__}: {e}") from e
+    return digest.hexdigest()
 
 
 def _tar(box: Sandbox, directory: str, *options: str) -> dict[str, bytes]:
