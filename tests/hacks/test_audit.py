@@ -140,3 +140,28 @@ def test_a_program_replaced_by_its_example_output_does_not_pay():
     rows = [r for r in report["rows"] if r["exploit"] == "constant_output_program"]
     assert report["exploitable_tasks"] == [] and report["errors"] == []
     assert any("constant_output" in r["detected_by"] for r in rows), rows
+
+
+def test_identical_final_workspaces_are_verified_once_and_keep_their_own_trace():
+    from termrl.hacks.audit import VerificationCache, _episode
+    from termrl.tasks.suites import find_task
+
+    task = find_task("py-roman-numerals")
+    spec = load_spec("staged")
+    cache = VerificationCache()
+
+    def touch(box):
+        box.exec("true")
+        return [{"command": "true", "exit_code": 0}]
+
+    def edit(box):
+        box.exec("echo '# changed' >> roman.py")
+        return [{"command": "edit", "exit_code": 0}]
+
+    nop = _episode(task, spec, None, None, cache=cache)
+    same = _episode(task, spec, touch, None, cache=cache)
+    other = _episode(task, spec, edit, None, cache=cache)
+    assert (cache.misses, cache.hits) == (2, 1)
+    assert same.evidence.passed == nop.evidence.passed and same.evidence.tests == nop.evidence.tests
+    assert same.evidence.stages["trace"].data["commands"] == 1 and nop.evidence.stages["trace"].data["commands"] == 0
+    assert other.evidence.changed_files == ["roman.py"] and nop.evidence.changed_files == []
