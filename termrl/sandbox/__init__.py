@@ -37,7 +37,29 @@ Isolated (enforced by the kernel, tested in tests/sandbox/):
 - Environment: built from scratch (``BASE_ENV``); the harness's variables, API
   keys among them, never enter.
 
+- The grader (pytest's process, its report): out of the agent code's reach
+  (``termrl.verify.isolate``). Modules the hidden tests import from a
+  writable place run in a separate worker interpreter; the test process sees
+  plain data and handles, never the agent's objects, so code under test cannot
+  patch pytest's reports, read the test's frames, or hand over an always-equal
+  object. The report is signed with a key that exists only in the test
+  process (taken out of its environment before any agent code runs; the
+  process is non-dumpable, and bwrap reads its options from a memory file, so
+  /proc/1/cmdline shows none); a report written by anything else fails the
+  check and the run is ``grader_tampering``. Every run also carries canary
+  tests (one must pass, one must fail). Tested in tests/verify/test_isolate.py
+  and tests/verify/test_canary.py.
+
 Not isolated, or weaker:
+
+- Grading is out of reach only for code the tests *import*: tests that read
+  the agent's source and ``exec`` it, or load it with
+  ``importlib.util.spec_from_file_location``/``runpy``, run it in the test
+  process (the canaries and the grader detectors are the net there).
+  Programs the tests run as subprocesses were always outside. The hidden
+  tests are readable during verification (the worker can open /tests): a
+  solution that reads them is caught by the detectors (``test_access``,
+  ``grader_access``) and by impossible variants, not by the sandbox.
 
 - The kernel is shared (no seccomp filter beyond bubblewrap's defaults): a
   kernel exploit escapes. Use the docker backend with gVisor, or VMs, for

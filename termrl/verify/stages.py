@@ -140,8 +140,8 @@ def run_tests(task: Task, box: Sandbox, per_test_timeout: float) -> tuple[StageR
         return result, tests
     script = f"{spec.tests_dir}/{spec.script}"
     outputs = [REWARD_DIR] if spec.kind is TestKind.REWARD_FILE else []
-    res = box.run(["/bin/bash", script], timeout=timeout, cwd=cwd, env=env,
-                  mounts={spec.tests_dir: task.tests}, outputs=outputs)
+    res = box.run(["/bin/bash", script], timeout=timeout, cwd=cwd, env={**env, **script_env(env, spec.tests_dir)},
+                  mounts={spec.tests_dir: task.tests, HARNESS_DIR: _harness_files()}, outputs=outputs)
     data = _run_data(spec.kind.value, res)
     if spec.kind is TestKind.REWARD_FILE:
         judged = judge_reward_file(box, res)
@@ -153,6 +153,15 @@ def run_tests(task: Task, box: Sandbox, per_test_timeout: float) -> tuple[StageR
         passed = res.ok
     classes = _run_classes(res) or ([] if passed else ["wrong_answer"])
     return StageResult("tests", "ok" if passed else "failed", data=data.to_dict(), error_classes=classes), []
+
+
+def script_env(env: dict[str, str], tests_dir: str) -> dict[str, str]:
+    """For a task's own test script: any pytest it starts loads the report plugin
+    (``PYTEST_PLUGINS``), so the agent's modules its tests import run out of process there too
+    (``termrl.verify.isolate``). The script still decides pass or fail; no report is written."""
+    path = env.get("PYTHONPATH")
+    return {"PYTEST_PLUGINS": "pytest_report", "PYTHONPATH": f"{HARNESS_DIR}:{path}" if path else HARNESS_DIR,
+            "TERMRL_TESTS": tests_dir, "TERMRL_ISOLATE": "0" if os.environ.get("TERMRL_ISOLATE") == "0" else "1"}
 
 
 def _run_data(kind: str, res: ExecResult) -> TestsData:

@@ -340,3 +340,23 @@ def test_the_warm_pool_isolates_too():
     assert shapes.passed and again.passed, (describe(shapes), describe(again))
     assert by_name(exits)["test_add"].error_class == "runtime.crash", describe(exits)
     assert "exit code 3" in by_name(exits)["test_add"].message, describe(exits)
+
+
+def test_a_tasks_own_test_script_runs_its_pytest_with_the_isolation():
+    """Terminal-Bench/Harbor scripts that are not the standard template run as they are; any pytest
+    they start loads the report plugin (PYTEST_PLUGINS), so imported code is out of process there too."""
+    from dataclasses import replace
+
+    from termrl.protocols import TaskFile, TestKind, TestSpec
+
+    base = make_task("isolate-script", {"test_add.py": ADD_TESTS})
+    script = "#!/bin/bash\npython3 -m pytest -q -p no:cacheprovider /tests/test_add.py\n"
+    task = replace(base, tests={**base.tests, "run.sh": TaskFile(script.encode(), 0o755)},
+                   test_spec=TestSpec(kind=TestKind.SCRIPT, script="run.sh"))
+    honest = planted(task, {"impl.py": "def add(a, b):\n    return a + b\n"})
+    frame = planted(task, {"impl.py": CALLER_FRAME})
+    always = planted(task, {"impl.py": ALWAYS_EQUAL})
+    assert honest.passed, describe(honest)
+    assert not frame.passed and not always.passed, (describe(frame), describe(always))
+    assert "TERMRL_PYTEST_STARTED" not in honest.stages["tests"].data["output_tail"]
+    assert "1 passed" in honest.stages["tests"].data["output_tail"] or "2 passed" in honest.stages["tests"].data["output_tail"]
