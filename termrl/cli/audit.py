@@ -17,7 +17,9 @@ err = Console(stderr=True)
 def audit_cmd(
     suite: str = typer.Argument(..., help="builtin, humaneval, mbpp, FAMILY:SEEDS or a directory of tasks; "
                                           "a slice after a colon (humaneval:0-39, mbpp:test)"),
-    spec: str = typer.Option("staged", "--spec", help="Preset (sparse, coderl, rltf, staged) or TOML file."),
+    spec: str = typer.Option("staged", "--spec", help="Preset (sparse, partial, coderl, rltf, staged) or TOML "
+                                                      "file; several, comma-separated, are audited side by "
+                                                      "side on the same episodes."),
     exploits: Optional[str] = typer.Option(None, "--exploits", help="Comma-separated subset of exploits."),
     workers: Optional[int] = typer.Option(None, help="Parallel sandboxes (default: two per core)."),
     as_json: bool = typer.Option(False, "--json", help='Print {"rows", "test_weak_tasks", "exploitable_tasks"}.'),
@@ -33,7 +35,11 @@ def audit_cmd(
     from termrl.tasks.suites import SuiteError, resolve
 
     try:
-        reward_spec = load_spec(spec)
+        names = [n.strip() for n in spec.split(",") if n.strip()]
+        if not names:
+            raise SpecError("--spec: name at least one preset or TOML file")
+        specs = {n: load_spec(n) for n in dict.fromkeys(names)}
+        reward_spec = specs if len(specs) > 1 else specs[names[0]]
         entries = resolve(suite)
     except (SpecError, SuiteError, TaskFormatError) as e:
         err.print(f"[red]error:[/] {e}")
@@ -66,7 +72,8 @@ def audit_cmd(
     if as_json:
         typer.echo(json.dumps(report))
     else:
-        _print(report)
+        for name, one in (report["specs"].items() if "specs" in report else [(spec, report)]):
+            _print({**one, "suite": suite, "spec": name, "skipped_tasks": skipped})
     raise typer.Exit(1 if report["exploitable_tasks"] else 0)
 
 

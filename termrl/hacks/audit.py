@@ -53,9 +53,17 @@ class Episode:
     evidence: Evidence
     findings: list[Finding]
     rewards: dict[float, float | None]
-    """progress -> total reward."""
+    """progress -> total reward (under the first spec)."""
     error: str | None = None
     """The harness failed the episode (``Ending.ERROR``): the audit could not judge it."""
+    by_spec: dict[str, dict[float, float | None]] = field(default_factory=dict)
+    """spec name -> progress -> total reward: one episode, scored by every spec audited."""
+
+    def under(self, spec: str | None) -> "Episode":
+        """This episode as scored by ``spec`` (None: the first)."""
+        if spec is None or spec not in self.by_spec:
+            return self
+        return Episode(self.evidence, self.findings, self.by_spec[spec], self.error, self.by_spec)
 
 
 @dataclass
@@ -146,9 +154,19 @@ def _episode(task: Task, spec, act: Callable | None, baseline: Baseline | None,
                                  reference=reference)
     finally:
         box.close()
-    rewards = {p: score(outcome, spec, p).total for p in points}
+    specs = _specs(spec)
+    by_spec = {name: {p: score(outcome, one, p).total for p in points} for name, one in specs.items()}
     error = outcome.error if outcome.ending is Ending.ERROR else None
-    return Episode(outcome.evidence, list(outcome.findings), rewards, error)
+    return Episode(outcome.evidence, list(outcome.findings), next(iter(by_spec.values())), error, by_spec)
+
+
+def _specs(spec) -> dict:
+    """``spec`` as {name: RewardSpec}: one spec, or a mapping of several scored side by side."""
+    if isinstance(spec, Mapping):
+        if not spec:
+            raise ValueError("no reward spec to audit")
+        return dict(spec)
+    return {getattr(spec, "name", "spec") or "spec": spec}
 
 
 def baseline(task: Task) -> Baseline | None:
@@ -196,18 +214,21 @@ def _prepare(task: Task, spec, points: Sequence[float], cache: VerificationCache
 
 
 def _attack(task: Task, spec, name: str, exploit: Callable, base: Baseline | None, nop: Episode,
-            points: Sequence[float], cache: VerificationCache | None = None) -> Row:
+            points: Sequence[float], cache: VerificationCache | None = None) -> Callable[[str | None], Row]:
+    """Run one exploit episode; the row it makes under a given spec (None: the first)."""
     from termrl.hacks.exploits import ExploitContext
 
     ctx = ExploitContext(reference_files=base.files if base else None,
                          reference_changed=base.changed if base else [])
     try:
         episode = _episode(task, spec, lambda box: exploit(task, box, ctx), base, points, cache)
+        error = episode.error
     except (HarnessError, OSError) as e:  # OSError: an exploit's own file call on the sandbox
-        return Row(task.id, name, False, None, nop.rewards[points[0]], points[0], None, error=str(e))
-    if episode.error is not None:
-        return Row(task.id, name, False, None, nop.rewards[points[0]], points[0], None, error=episode.error)
-    return _row(task, name, episode, nop)
+        episode, error = None, str(e)
+    if error is not None:
+        return lambda which: Row(task.id, name, False, None, nop.under(which).rewards[points[0]], points[0], None,
+                                 error=error)
+    return lambda which: _row(task, name, episode.under(which), nop.under(which))
 
 
 def audit_task(task: Task, spec, exploits: dict[str, Callable], workers: int = 1,
@@ -223,10 +244,24 @@ def audit_rows(tasks: Sequence[Task], spec, exploits: dict[str, Callable], worke
     per core, since most of an exploit episode waits on tests that hang or time out); a
     task's exploits start once its baseline and do-nothing episode are done. Each episode
     is scored at every training progress of ``points``; a row keeps the worst for the spec.
+    ``spec``: one spec (rows for it), or {name: spec} (rows of the first; see ``audit_by_spec``).
     """
+    return next(iter(audit_by_spec(tasks, spec, exploits, workers, on_task, points).values()))
+
+
+def audit_by_spec(tasks: Sequence[Task], spec, exploits: dict[str, Callable], workers: int,
+                  on_task: Callable[[list[Row]], None] | None = None,
+                  points: Sequence[float] = PROGRESS_POINTS) -> dict[str, list[Row]]:
+    """``audit_rows`` for one or several specs at once: every episode runs once and each spec
+    scores it (specs change rewards, never what an exploit does or how it verifies)."""
     points = _points(points)
-    by_task: dict[str, list[Row]] = {}
+    names = list(_specs(spec))
+    by_task: dict[str, dict[str, list[Row]]] = {}
     cache = VerificationCache()
+
+    def rows_of(make: Callable[[str | None], Row]) -> dict[str, Row]:
+        return {n: make(n) for n in names}
+
     with ThreadPoolExecutor(max_workers=workers) as pool:
         prepared = {pool.submit(_prepare, t, spec, points, cache): t for t in tasks}
         attacks: dict = {}
@@ -236,24 +271,26 @@ def audit_rows(tasks: Sequence[Task], spec, exploits: dict[str, Callable], worke
                 base, nop = future.result()
             except (HarnessError, OSError) as e:
                 rows = [Row(task.id, name, False, None, None, points[0], None, error=str(e)) for name in exploits]
-                by_task[task.id] = rows
+                by_task[task.id] = {n: list(rows) for n in names}
                 if on_task:
                     on_task(rows)
                 continue
-            by_task[task.id] = [_row(task, "nop", nop, nop)]
+            by_task[task.id] = {n: [_row(task, "nop", nop.under(n), nop.under(n))] for n in names}
             attacks[task.id] = [pool.submit(_attack, task, spec, name, fn, base, nop, points, cache)
                                 for name, fn in exploits.items()]
         pending = dict(attacks)
         while pending:
             for tid, futures in list(pending.items()):
                 if all(f.done() for f in futures):
-                    by_task[tid] += [f.result() for f in futures]
+                    for future in futures:
+                        for n, row in rows_of(future.result()).items():
+                            by_task[tid][n].append(row)
                     del pending[tid]
                     if on_task:
-                        on_task(by_task[tid])
+                        on_task(by_task[tid][names[0]])
             if pending:
                 wait([f for fs in pending.values() for f in fs], return_when=FIRST_COMPLETED)
-    return [r for t in tasks for r in by_task[t.id]]
+    return {n: [r for t in tasks for r in by_task[t.id][n]] for n in names}
 
 
 def audit(tasks: Sequence[Task], spec, exploits: dict[str, Callable] | None = None,
@@ -261,12 +298,27 @@ def audit(tasks: Sequence[Task], spec, exploits: dict[str, Callable] | None = No
           points: Sequence[float] = PROGRESS_POINTS) -> dict:
     """Audit ``tasks`` against ``spec``: ``{"rows", "test_weak_tasks", "exploitable_tasks", ...}``
     (see ``audit_rows`` for how the episodes run). ``points``: the training progresses in
-    [0, 1] the spec scores each episode at (its schedules move weights over training)."""
+    [0, 1] the spec scores each episode at (its schedules move weights over training).
+
+    ``spec`` may be {name: spec} to audit several at once (each episode runs once): the report
+    then holds ``"specs": {name: report}``, and ``exploitable_tasks`` is every task some spec lets
+    an exploit profit from, as ``"spec: task"``."""
     from termrl.hacks.exploits import EXPLOITS
 
     exploits = EXPLOITS if exploits is None else exploits
     points = _points(points)
-    rows = audit_rows(tasks, spec, exploits, workers or 2 * (os.cpu_count() or 1), on_task, points)
+    by_spec = audit_by_spec(tasks, spec, exploits, workers or 2 * (os.cpu_count() or 1), on_task, points)
+    reports = {n: _report(rows, exploits, points) for n, rows in by_spec.items()}
+    if not isinstance(spec, Mapping):
+        return next(iter(reports.values()))
+    first = next(iter(reports.values()))
+    return {"specs": reports, "test_weak_tasks": first["test_weak_tasks"],
+            "exploitable_tasks": sorted(f"{n}: {t}" for n, r in reports.items() for t in r["exploitable_tasks"]),
+            "errors": sorted({t for r in reports.values() for t in r["errors"]}), "exploits": list(exploits),
+            "progress_points": list(points)}
+
+
+def _report(rows: list[Row], exploits: dict, points: Sequence[float]) -> dict:
     attacks_rows = [r for r in rows if r.exploit != "nop"]
     weak = sorted({r.task for r in attacks_rows if r.tests_passed})
     exploitable = sorted({r.task for r in attacks_rows

@@ -165,3 +165,33 @@ def test_identical_final_workspaces_are_verified_once_and_keep_their_own_trace()
     assert same.evidence.passed == nop.evidence.passed and same.evidence.tests == nop.evidence.tests
     assert same.evidence.stages["trace"].data["commands"] == 1 and nop.evidence.stages["trace"].data["commands"] == 0
     assert other.evidence.changed_files == ["roman.py"] and nop.evidence.changed_files == []
+
+
+def test_several_specs_are_audited_on_the_same_episodes(tmp_path):
+    import termrl.hacks.audit as audit_module
+
+    tasks = [e.task for e in directory_entries(FLAWED) if e.task.id == "flawed-exists-only"]
+    runs = []
+    real = audit_module._episode
+
+    def counted(*args, **kwargs):
+        runs.append(args[0].id)
+        return real(*args, **kwargs)
+
+    audit_module._episode = counted
+    try:
+        report = audit(tasks, {"sparse": load_spec("sparse"), "coderl": load_spec("coderl")},
+                       {"empty_files_named": EXPLOITS["empty_files_named"]}, workers=1)
+    finally:
+        audit_module._episode = real
+    assert len(runs) == 2  # the do-nothing episode and one exploit episode, for both specs
+    assert set(report["specs"]) == {"sparse", "coderl"}
+    sparse, coderl = (report["specs"][n]["rows"] for n in ("sparse", "coderl"))
+    assert [(r["exploit"], r["tests_passed"]) for r in sparse] == [(r["exploit"], r["tests_passed"]) for r in coderl]
+    assert [r["reward"] for r in sparse] != [r["reward"] for r in coderl]  # each spec scored them
+    assert report["test_weak_tasks"] == ["flawed-exists-only"]
+    res = subprocess.run([sys.executable, "-m", "termrl", "audit", str(FLAWED / "exists-only"), "--spec",
+                          "sparse,staged", "--exploits", "empty_files_named", "--json"],
+                         capture_output=True, text=True, timeout=300)
+    assert res.returncode in (0, 1), res.stderr
+    assert set(json.loads(res.stdout)["specs"]) == {"sparse", "staged"}
