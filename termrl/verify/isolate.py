@@ -12,7 +12,10 @@ the worker answers is decoded by a restricted decoder:
 - values of the builtin data types (None, bool, int, float, complex, str, bytes, list,
   tuple, dict, set, frozenset) and of a few stdlib value types (Decimal, Fraction, date,
   time, datetime, timedelta, range) cross as plain data, built afresh in the test process
-  from their contents. An instance of a subclass crosses as its base value (read with the
+  from their contents. numpy and pandas values (their own classes, not the agent's
+  subclasses) also cross as data: a pickle that a restricted unpickler may only turn into
+  numpy/pandas data classes and their rebuild helpers (never a function that reads a file,
+  never a class of another module); a value it refuses stays a handle. An instance of a subclass crosses as its base value (read with the
   base type's own methods): an ``int`` subclass that claims to equal everything arrives as
   the ``int`` it holds, and for a non-plain subclass its attributes stay reachable;
 - every other object stays in the worker: the test gets a handle whose methods are remote
@@ -45,6 +48,7 @@ the canaries and the hack detectors are the net there).
 Stdlib only: this file runs on the sandbox's Python (3.8+).
 """
 
+import base64
 import builtins
 import datetime
 import decimal
@@ -56,6 +60,7 @@ import importlib.util
 import io
 import json
 import os
+import pickle
 import struct
 import subprocess
 import sys
@@ -82,6 +87,48 @@ _CLOSED_TYPES = (types.FrameType, types.TracebackType, types.ModuleType, types.C
 """Objects of the test process the worker may never hold, whatever it asks for: they lead to
 frames, globals and pytest's objects."""
 _CLOSED_PREFIXES = ("_", "f_", "tb_", "gi_", "cr_", "ag_", "co_", "func_")
+
+
+_DATA_LIBS = ("numpy", "pandas")
+_REFUSED = object()
+_HELPERS = ("_reconstruct", "scalar", "_new_Index", "_new_PeriodIndex", "_restore_array", "py_buffer",
+            "type_for_alias", "_reconstructor", "_unpickle_block", "_unpickle_timestamp", "_unpickle_timedelta")
+"""Functions a numpy/pandas pickle calls to rebuild a value (besides the classes themselves)."""
+_SAFE_BUILTINS = {"bytearray", "slice", "complex", "frozenset", "set", "range", "object"}
+
+
+class _DataUnpickler(pickle.Unpickler):
+    """Builds only numpy/pandas (and pyarrow's buffers) data classes and their rebuild helpers:
+    never a function that reads files or evaluates anything, never a class of the agent's."""
+
+    def find_class(self, module, name):
+        top = module.split(".")[0]
+        if module == "builtins" and name in _SAFE_BUILTINS:
+            return getattr(builtins, name)
+        if module == "copyreg" and name == "_reconstructor":
+            import copyreg
+
+            return copyreg._reconstructor
+        if module in ("datetime", "decimal", "fractions") and name in ("date", "datetime", "time", "timedelta",
+                                                                       "timezone", "Decimal", "Fraction"):
+            return getattr(importlib.import_module(module), name)
+        if top not in _DATA_LIBS and module != "pyarrow.lib":
+            raise pickle.UnpicklingError("%s.%s is not a data class" % (module, name))
+        obj = super().find_class(module, name)
+        where = str(getattr(obj, "__module__", module))
+        if ".io" in where or "npyio" in where or name in ("memmap", "DataSource", "HDFStore", "ExcelFile",
+                                                          "ExcelWriter", "read_pickle", "load", "loads"):
+            raise pickle.UnpicklingError("%s.%s is not a data class" % (module, name))
+        if isinstance(obj, type) or name in _HELPERS or name.startswith(("__pyx_unpickle", "_unpickle")):
+            return obj
+        raise pickle.UnpicklingError("%s.%s is not a data class" % (module, name))
+
+
+def _load_data(text):
+    try:
+        return _DataUnpickler(io.BytesIO(base64.b64decode(text))).load()
+    except Exception:
+        return _REFUSED
 
 
 class CodeUnderTestError(Exception):
@@ -278,7 +325,13 @@ class Peer:
             return {"ref": object.__getattribute__(x, "_rid")}
         if not self.serves_all and isinstance(x, _CLOSED_TYPES) and not isinstance(x, type):
             raise PermissionError("the test's %s objects do not cross to the code under test" % t.__name__)
-        return self._export(x)
+        msg = self._export(x)
+        if self.serves_all and not isinstance(x, type) and str(getattr(t, "__module__", "")).split(".")[0] in _DATA_LIBS:
+            try:  # numpy/pandas values also travel as data, for a decoder that only builds their classes
+                msg["pk"] = base64.b64encode(pickle.dumps(x, protocol=4)).decode()
+            except Exception:
+                pass
+        return msg
 
     def _export(self, x):
         rid = id(x)
@@ -343,6 +396,10 @@ class Peer:
         if "ref" in x:
             return self._own(x["ref"])
         if "h" in x:
+            if "pk" in x and not self.serves_all:
+                value = _load_data(x["pk"])
+                if value is not _REFUSED:
+                    return value
             return self._proxy(x)
         if "d_kw" in x:
             return {str(k): self.decode(v) for k, v in x["d_kw"]}
