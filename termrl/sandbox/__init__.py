@@ -53,9 +53,8 @@ Isolated (enforced by the kernel, tested in tests/sandbox/):
 Not isolated, or weaker:
 
 - Grading is out of reach only for code the tests *import*: tests that read
-  the agent's source and ``exec`` it, or load it with
-  ``importlib.util.spec_from_file_location``/``runpy``, run it in the test
-  process (the canaries and the grader detectors are the net there).
+  the agent's source and ``exec`` it, or run it with ``runpy``, run it in
+  the test process (the canaries and the grader detectors are the net there).
   Programs the tests run as subprocesses were always outside. The hidden
   tests are readable during verification (the worker can open /tests): a
   solution that reads them is caught by the detectors (``test_access``,

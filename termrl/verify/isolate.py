@@ -41,9 +41,10 @@ identity of values that cross as data, object aliasing between a call's argument
 what the agent's code keeps, subclassing a proxied class in the test, prints from the
 agent's code seen by ``capsys`` (they reach the captured file descriptors: ``capfd``).
 
-Not covered: a test that reads the agent's source and ``exec``s it itself, and a test that
-loads it with ``importlib.util.spec_from_file_location`` (both run it in the test process;
-the canaries and the hack detectors are the net there).
+A test that loads the agent's file by path (``importlib.util.spec_from_file_location``, as
+Terminal-Bench tests often do) gets a proxy too. Not covered: a test that reads the agent's
+source and ``exec``s it itself, or runs it with ``runpy`` (it runs in the test process; the
+canaries and the hack detectors are the net there).
 
 Stdlib only: this file runs on the sandbox's Python (3.8+).
 """
@@ -748,7 +749,9 @@ class Client(Peer):
             return ("died with signal %d" % -code) if code < 0 else "ended itself (exit code %d)" % code
         return "was stopped"
 
-    def import_module(self, name):
+    def import_module(self, name, location=None):
+        """(handle, names) of module ``name`` imported in the worker; ``location``: a file the test
+        loads by path (``importlib.util.spec_from_file_location``) instead of by name."""
         if self.dead:
             if self.proc is not None:
                 self.on_death(EOFError())
@@ -757,9 +760,9 @@ class Client(Peer):
         # a module the test imports again (after taking it out of sys.modules, or a reload) is
         # imported afresh in the worker too; one it meets for the first time may already be there
         # (imported by another of the agent's modules), and is the same module then
-        fresh = name in self.seen
+        fresh = name in self.seen or location is not None
         self.seen.add(name)
-        return self.decode(self.request("import", None, name, path, os.getcwd(), fresh, _worker_env()))
+        return self.decode(self.request("import", None, name, path, os.getcwd(), fresh, _worker_env(), location))
 
     def close(self):
         if self.proc is not None and not self.dead:
@@ -832,7 +835,7 @@ class ProxyModule(types.ModuleType):
 
 def _reimport(module):
     d = types.ModuleType.__getattribute__(module, "__dict__")
-    handle, names = _CLIENT.import_module(d["__name__"])
+    handle, names = _CLIENT.import_module(d["__name__"], d.get("__termrl_file__"))
     d["__termrl_handle__"], d["__termrl_gen__"] = handle, _CLIENT.generation
     for key, value in names.items():
         d.setdefault(key, value)
@@ -840,12 +843,20 @@ def _reimport(module):
 
 
 class Loader(importlib.abc.Loader):
+    """Loads a proxy module; ``location``: the file a test asked for by path, else by name."""
+
+    def __init__(self, location=None):
+        self.location = location
+
     def create_module(self, spec):
-        return ProxyModule(spec.name)
+        module = ProxyModule(spec.name)
+        if self.location is not None:
+            types.ModuleType.__getattribute__(module, "__dict__")["__termrl_file__"] = self.location
+        return module
 
     def exec_module(self, module):
         d = types.ModuleType.__getattribute__(module, "__dict__")
-        handle, names = _CLIENT.import_module(d["__name__"])
+        handle, names = _CLIENT.import_module(d["__name__"], self.location)
         d["__termrl_handle__"], d["__termrl_gen__"] = handle, _CLIENT.generation
         for key, value in names.items():
             if key.startswith("__") and key not in ("__all__", "__doc__", "__version__"):
@@ -905,6 +916,20 @@ def install(trusted=(), tests=()):
     _CLIENT = Client(os.path.abspath(p) for p in list(tests) + list(trusted) if p)
     finder = Finder(list(trusted) + list(tests) + libs)
     sys.meta_path.insert(0, finder)
+    by_path = importlib.util.spec_from_file_location
+
+    def spec_from_file_location(name, location=None, *args, **kwargs):
+        """Tests that load the agent's file by path get a proxy too."""
+        spec = by_path(name, location, *args, **kwargs)
+        where = getattr(spec, "origin", None)
+        if spec is None or not where or not str(where).endswith(".py") or finder.is_trusted(str(where)) \
+                or args or kwargs.get("loader") is not None:
+            return spec
+        proxy = importlib.util.spec_from_loader(name, Loader(os.path.abspath(str(where))), origin=str(where))
+        proxy.has_location = True
+        return proxy
+
+    importlib.util.spec_from_file_location = spec_from_file_location
     close_dumps()
     return finder
 
@@ -975,7 +1000,7 @@ class Worker(Peer):
         out, self.chunks[:] = list(self.chunks), []
         return out
 
-    def worker_import(self, name, path, cwd, fresh, env):
+    def worker_import(self, name, path, cwd, fresh, env, location=None):
         if env is not None:
             os.environ.clear()
             os.environ.update(env)
@@ -986,7 +1011,12 @@ class Worker(Peer):
             for key in [k for k in sys.modules if k == name or k.startswith(name + ".")]:
                 del sys.modules[key]
             importlib.invalidate_caches()
-        module = importlib.import_module(name)
+        if location is not None:  # loaded by path, as the test does: not registered by name
+            spec = importlib.util.spec_from_file_location(name, location)
+            module = importlib.util.module_from_spec(spec)
+            spec.loader.exec_module(module)
+        else:
+            module = importlib.import_module(name)
         names = {}
         for key, value in list(vars(module).items()):
             if key.startswith("__") and key not in ("__all__", "__doc__", "__version__"):

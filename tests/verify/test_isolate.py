@@ -360,3 +360,28 @@ def test_a_tasks_own_test_script_runs_its_pytest_with_the_isolation():
     assert not frame.passed and not always.passed, (describe(frame), describe(always))
     assert "TERMRL_PYTEST_STARTED" not in honest.stages["tests"].data["output_tail"]
     assert "1 passed" in honest.stages["tests"].data["output_tail"] or "2 passed" in honest.stages["tests"].data["output_tail"]
+
+
+def test_code_loaded_by_path_is_isolated_too():
+    """Terminal-Bench tests often load the agent's file by path instead of importing it by name."""
+    tests = """
+    import importlib.util
+
+    def load():
+        spec = importlib.util.spec_from_file_location("impl_by_path", os.path.join(os.getcwd(), "impl.py"))
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        return module
+
+    def reference(a, b):
+        return a + b
+
+    def test_add():
+        expected = reference(2, 3)
+        assert load().add(2, 3) == expected
+    """
+    task = make_task("isolate-by-path", {"test_add.py": tests})
+    honest = planted(task, {"impl.py": "def add(a, b):\n    return a + b\n"})
+    cheats = [planted(task, {"impl.py": impl}) for impl in (CALLER_FRAME, ALWAYS_EQUAL)]
+    assert honest.passed, describe(honest)
+    assert not any(c.passed for c in cheats), [describe(c) for c in cheats]
