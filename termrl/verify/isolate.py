@@ -226,22 +226,35 @@ class Peer:
         except BaseException as e:  # the other side gets every exception of the code it called
             if not self.serves_all and (not isinstance(e, Exception) or type(e).__name__ == "TermrlTestTimeout"):
                 raise  # the test's own timeout or exit: not the worker's to catch
-            return {"exc": self.encode_exception(e)}
+            return {"exc": self.encode_exception(e, getattr(e, "__termrl_after__", None))}
 
-    def _handle(self, op, args):
-        target = self._own(args[0])
-        if not self.serves_all:
-            self._check(op, target, args)
-        if op == "call":  # mutable arguments are copied back after the call
+    def _handle(self, op, args, target=_REFUSED):
+        if target is _REFUSED:
+            target = self._own(args[0])
+            if not self.serves_all:
+                self._check(op, target, args)
+        if op == "call":  # mutable arguments are copied back after the call, even one that raised
             call_args, kwargs = self.decode(args[1]), self.decode(args[2])
-            value = target(*call_args, **kwargs)
-            return [self.encode(value), [self.encode(a) if type(a) in (list, dict, set, bytearray) else None
-                                         for a in call_args]]
+            try:
+                value = target(*call_args, **kwargs)
+            except BaseException as e:
+                e.__termrl_after__ = self._after(call_args)
+                raise
+            return [self.encode(value), self._after(call_args)]
         if op == "getattr":
             value = getattr(target, args[1])
             if not self.serves_all and isinstance(value, _CLOSED_TYPES) and not isinstance(value, type):
                 raise PermissionError("the code under test may not hold the test's %s objects" % type(value).__name__)
+            if self.serves_all and target is not None and getattr(value, "__self__", None) is target \
+                    and isinstance(value, (types.MethodType, types.BuiltinMethodType)):
+                return {"m": [args[0], args[1]]}  # a bound method: called by name, never exported
             return self.encode(value)
+        if op == "callmethod":
+            if not self.serves_all:
+                self._check("getattr", target, args[:2])
+            return self._handle("call", [None, args[2], args[3]], getattr(target, args[1]))
+        if op == "value":  # the builtin value inside a subclass instance, read with the base's methods
+            return self.encode(_base_value(target, _BASE_BY_NAME[args[1]]))
         if op == "setattr":
             setattr(target, args[1], self.decode(args[2]))
             return None
@@ -261,9 +274,21 @@ class Peer:
             return self.worker_import(*args[1:])
         raise ValueError("unknown request %r" % (op,))
 
+    def _after(self, call_args):
+        out = []
+        for a in call_args:
+            try:
+                out.append(self.encode(a) if type(a) in (list, dict, set, bytearray) else None)
+            except Exception:
+                out.append(None)
+        return out
+
     def _check(self, op, target, args):
         """What the worker may do with the test process's objects: call them, read public
-        attributes, a few read-only dunders; never reach frames, modules or code."""
+        attributes, a few read-only dunders; never reach frames, modules or code. A generator
+        the test passed may only be iterated."""
+        if isinstance(target, types.GeneratorType) and op == "dunder" and args[1] in ("__iter__", "__next__"):
+            return
         if op == "call":
             if isinstance(target, _CLOSED_TYPES) and not isinstance(target, type):
                 raise PermissionError("the code under test may not call the test's %s objects" % type(target).__name__)
@@ -324,7 +349,7 @@ class Peer:
             return {"el": 1}
         if isinstance(x, RemoteBase) and object.__getattribute__(x, "_peer") is self:
             return {"ref": object.__getattribute__(x, "_rid")}
-        if not self.serves_all and isinstance(x, _CLOSED_TYPES) and not isinstance(x, type):
+        if not self.serves_all and isinstance(x, _CLOSED_TYPES) and not isinstance(x, (type, types.GeneratorType)):
             raise PermissionError("the test's %s objects do not cross to the code under test" % t.__name__)
         msg = self._export(x)
         if self.serves_all and not isinstance(x, type) and str(getattr(t, "__module__", "")).split(".")[0] in _DATA_LIBS:
@@ -349,10 +374,11 @@ class Peer:
         needs to build the local class that stands for it."""
         k = x if isinstance(x, type) else t
         exc = _exception_bases(k) if issubclass(k, BaseException) else None
+        chain = _exception_type(k)["chain"] if exc is not None else None
         return {"id": id(k), "name": str(getattr(k, "__name__", "object")),
                 "qualname": str(getattr(k, "__qualname__", "object")), "module": str(getattr(k, "__module__", "") or ""),
                 "dunders": [d for d in _FORWARDED + _COMPARE if _has(k, d)], "class": k is x,
-                "base": next((b.__name__ for b in _BASES if issubclass(k, b)), None), "exc": exc}
+                "base": next((b.__name__ for b in _BASES if issubclass(k, b)), None), "exc": exc, "chain": chain}
 
     def decode(self, x):
         if x is None or type(x) in (bool, int, str):
@@ -396,6 +422,8 @@ class Peer:
             return Ellipsis
         if "ref" in x:
             return self._own(x["ref"])
+        if "m" in x:
+            return _RemoteMethod(self._proxy_of(x["m"][0]), str(x["m"][1]))
         if "h" in x:
             if "pk" in x and not self.serves_all:
                 value = _load_data(x["pk"])
@@ -436,6 +464,12 @@ class Peer:
         self.proxies[rid] = proxy
         return proxy
 
+    def _proxy_of(self, rid):
+        known = self.proxies.get(rid)
+        if known is None:
+            raise ReferenceError("no handle %r here" % (rid,))
+        return known
+
     def proxy_class(self, ty):
         """The local class for a remote type, by module and name: the same class again after the
         worker was restarted, so ``isinstance`` keeps working."""
@@ -446,29 +480,48 @@ class Peer:
         return cls
 
     def exception_class(self, ty):
+        """The local class for a remote exception class: the builtin itself, or a class of the same
+        name whose bases mirror the remote ones (``chain``: its non-builtin ancestors, nearest first)
+        down to the nearest builtin exception."""
         key = ("exc", ty["module"], ty["qualname"])
         cls = self.types.get(key)
         if cls is None:
             if ty["module"] == "builtins" and ty["name"] in _EXCEPTIONS and ty["name"] not in _MAPPED_AWAY:
                 cls = _EXCEPTIONS[ty["name"]]
             else:
-                base = next((_EXCEPTIONS[n] for n in ty["exc"] if n in _EXCEPTIONS and n not in _MAPPED_AWAY
-                             and n != "BaseException"), CodeUnderTestError)
-                cls = type(_identifier(ty["name"]), (base,), {"__module__": ty["module"],
-                                                               "__qualname__": ty["qualname"]})
+                chain = [c for c in ty.get("chain") or () if isinstance(c, list) and len(c) == 3][:32]
+                if chain:
+                    base = self.exception_class({"name": chain[0][0], "qualname": chain[0][1], "module": chain[0][2],
+                                                 "exc": ty["exc"], "chain": chain[1:]})
+                else:
+                    base = next((_EXCEPTIONS[n] for n in ty["exc"] if n in _EXCEPTIONS and n not in _MAPPED_AWAY
+                                 and n != "BaseException"), CodeUnderTestError)
+                cls = type(_identifier(str(ty["name"])), (base,), {"__module__": str(ty["module"]),
+                                                                    "__qualname__": str(ty["qualname"])})
             self.types[key] = cls
         return cls
 
-    def encode_exception(self, e):
+    def encode_exception(self, e, after=None):
+        """An exception as data: its class (and the chain of its non-builtin ancestors), its args
+        and attributes (plain values by value, others as handles), its text. ``after``: the
+        call's mutable arguments as the call left them."""
         t = type(e)
-        args = []
+        args, attrs = [], []
         for a in e.args:
             try:
                 args.append(self.encode(a) if type(a) in (str, int, float, bool, type(None)) else str(a))
             except Exception:
                 args.append("?")
-        return {"ty": {"name": t.__name__, "qualname": t.__qualname__, "module": str(t.__module__),
-                       "exc": _exception_bases(t)}, "args": args, "text": _safe_str(e)}
+        for name, value in list(getattr(e, "__dict__", {}).items())[:64]:
+            if isinstance(name, str) and not name.startswith("__"):
+                try:
+                    attrs.append([name, self.encode(value)])
+                except Exception:
+                    pass
+        msg = {"ty": _exception_type(t), "args": args, "attrs": attrs, "text": _safe_str(e)}
+        if after is not None:
+            msg["after"] = after
+        return msg
 
     def decode_exception(self, data):
         cls = self.exception_class(data["ty"])
@@ -477,6 +530,14 @@ class Peer:
             exc = cls(*args)
         except Exception:
             exc = cls(str(data.get("text", "")))
+        for name, value in data.get("attrs") or ():
+            if isinstance(name, str) and not name.startswith("_"):
+                try:
+                    setattr(exc, name, self.decode(value))
+                except Exception:
+                    pass
+        if data.get("after") is not None:
+            exc.__termrl_after__ = data["after"]  # for the caller to copy back into its arguments
         return exc
 
 
@@ -524,6 +585,18 @@ def _dunder(target, name, args):
 
 def _exception_bases(cls):
     return [k.__name__ for k in cls.__mro__ if k.__module__ == "builtins" and k.__name__ in _EXCEPTIONS]
+
+
+def _exception_type(cls):
+    """What the other side needs to rebuild exception class ``cls``: name, module, the builtin
+    exceptions it derives from, and ``chain``: its non-builtin ancestors, nearest first."""
+    chain = []
+    for k in cls.__mro__[1:]:
+        if k.__module__ == "builtins":
+            break
+        chain.append([k.__name__, k.__qualname__, str(k.__module__)])
+    return {"name": cls.__name__, "qualname": cls.__qualname__, "module": str(cls.__module__),
+            "exc": _exception_bases(cls), "chain": chain}
 
 
 def _identifier(name):
@@ -575,13 +648,56 @@ def _name(value, module, name):
     return value
 
 
-def _remote_call(peer, rid, args, kwargs):
-    value, after = peer.request("call", rid, [peer.encode(a) for a in args],
-                                {"d_kw": [[k, peer.encode(v)] for k, v in kwargs.items()]})
-    for arg, new in zip(args, after):
+def _remote_call(peer, rid, args, kwargs, method=None):
+    """Call remote object ``rid`` (or its method ``method``) and copy the changes the call made to
+    list/dict/set/bytearray arguments back into the caller's objects, whether it returned or raised."""
+    sent = ([peer.encode(a) for a in args], {"d_kw": [[k, peer.encode(v)] for k, v in kwargs.items()]})
+    try:
+        if method is None:
+            value, after = peer.request("call", rid, *sent)
+        else:
+            value, after = peer.request("callmethod", rid, method, *sent)
+    except Exception as e:
+        after = getattr(e, "__termrl_after__", None)
+        if after is not None:
+            del e.__termrl_after__
+            _refill_all(peer, args, after)
+        raise
+    _refill_all(peer, args, after)
+    return peer.decode(value)
+
+
+def _refill_all(peer, args, after):
+    for arg, new in zip(args, after or ()):
         if new is not None:
             _refill(arg, peer.decode(new))
-    return peer.decode(value)
+
+
+class _RemoteMethod:
+    """A bound method of a handle: calling it is one remote call by name (no object exported)."""
+
+    __slots__ = ("owner", "name")
+
+    def __init__(self, owner, name):
+        self.owner, self.name = owner, name
+
+    def __call__(self, *args, **kwargs):
+        return _remote_call(_peer_of(self.owner), object.__getattribute__(self.owner, "_rid"), args, kwargs,
+                            method=self.name)
+
+    @property
+    def __name__(self):
+        return self.name
+
+    def __repr__(self):
+        return "<remote method %s of %s>" % (self.name, type(self.owner).__qualname__)
+
+
+_MUTABLE = (list, dict, set, bytearray)
+_LOCAL_NAMES = {"__class__", "__new__", "__init__", "__getattribute__", "__getattr__", "__setattr__",
+                "__delattr__", "__init_subclass__", "__subclasshook__", "__reduce__", "__reduce_ex__",
+                "__sizeof__", "__dir__", "__getstate__", "__class_getitem__", "__doc__", "__hash__",
+                "__format__", "fromkeys", "maketrans", "fromhex"}
 
 
 class RemoteMeta(type):
@@ -673,9 +789,44 @@ def _make_class(ty, base, peer):
     def dir_(self):
         return _peer_of(self).request("dir", rid_of(self))
 
+    if base in _MUTABLE:
+        # the object changes as the test calls it: every method and dunder of the builtin runs on
+        # the remote object (the instance's own storage is only its value when it arrived);
+        # comparisons read its current value with the builtin's own methods
+        for name in dir(base):
+            if name in _LOCAL_NAMES or not callable(getattr(base, name, None)):
+                continue
+            if name in _COMPARE:
+                ns[name] = mutable_compare(name, base)
+            elif name.startswith("__"):
+                ns[name] = forward(name)
+            else:
+                ns[name] = remote_method(name)
+
     ns.update(__getattr__=getattr_, __setattr__=setattr_, __delattr__=delattr_, __dir__=dir_)
     bases = (RemoteBase,) if base is None else (base, RemoteBase)
     return RemoteMeta(_identifier(ty["name"]), bases, ns)
+
+
+def remote_method(name):
+    def method(self, *args, **kwargs):
+        return _remote_call(_peer_of(self), object.__getattribute__(self, "_rid"), args, kwargs, method=name)
+    method.__name__ = name
+    return method
+
+
+def mutable_compare(name, base):
+    def method(self, other):
+        peer = _peer_of(self)
+        rid = object.__getattribute__(self, "_rid")
+        if isinstance(other, RemoteBase) and object.__getattribute__(other, "_peer") is peer \
+                and not isinstance(other, base):
+            return peer.decode(peer.request("dunder", rid, name, [peer.encode(other)]))
+        if isinstance(other, RemoteBase) and isinstance(other, base):
+            other = peer.decode(peer.request("value", object.__getattribute__(other, "_rid"), base.__name__))
+        return getattr(base, name)(peer.decode(peer.request("value", rid, base.__name__)), other)
+    method.__name__ = name
+    return method
 
 
 def _refill(arg, new):

@@ -56,6 +56,25 @@ def test_prints_reach_the_tests_capture(capsys):
     shapes.shout("hello")
     assert capsys.readouterr().out == "HELLO\\n"
 
+def test_stateful_subclasses_of_builtins_show_their_current_state():
+    c = shapes.LRU(2)
+    c.put(1, "a")
+    c.put(2, "b")
+    assert c.get(1) == "a" and c.hits == 1
+    c.put(3, "c")
+    assert list(c) == [1, 3] and len(c) == 2 and 2 not in c and c == {1: "a", 3: "c"}
+    assert isinstance(c, dict) and c.get(2) is None
+
+def test_exception_attributes_hierarchy_and_argument_changes_survive_a_raise():
+    graph = {"a": ["b"]}
+    with pytest.raises(shapes.CycleError) as caught:
+        shapes.toposort(graph)
+    assert type(caught.value).__name__ == "SubCycle" and caught.value.cycle == ["a", "b", "a"]
+    assert isinstance(caught.value, ValueError) and graph == {"a": ["b"], "touched": True}
+
+def test_a_generator_argument_is_iterated_in_the_worker():
+    assert shapes.consume(x for x in range(3)) == [0, 2, 4]
+
 def test_module_state_persists_between_calls():
     before = shapes.CALLS
     area(1, 1)
@@ -64,7 +83,7 @@ def test_module_state_persists_between_calls():
 
 SHAPES = """
 import enum
-from collections import namedtuple
+from collections import OrderedDict, namedtuple
 
 Point = namedtuple("Point", "x y")
 TABLE = {"x": (1, 2), "y": [3, {4}]}
@@ -130,6 +149,44 @@ def apply_twice(f, x):
 
 def shout(text):
     print(text.upper())
+
+
+class LRU(OrderedDict):
+    def __init__(self, cap):
+        super().__init__()
+        self.cap, self.hits = cap, 0
+
+    def get(self, k, default=None):
+        if k in self:
+            self.move_to_end(k)
+            self.hits += 1
+            return self[k]
+        return default
+
+    def put(self, k, v):
+        self[k] = v
+        self.move_to_end(k)
+        if len(self) > self.cap:
+            self.popitem(last=False)
+
+
+class CycleError(ValueError):
+    def __init__(self, cycle):
+        super().__init__("cycle")
+        self.cycle = cycle
+
+
+class SubCycle(CycleError):
+    pass
+
+
+def toposort(graph):
+    graph["touched"] = True
+    raise SubCycle(["a", "b", "a"])
+
+
+def consume(items):
+    return [x * 2 for x in items]
 
 
 def scale_all(values, k):
@@ -255,7 +312,7 @@ def test_honest_modules_behave_as_if_imported_in_the_test_process():
     task = make_task("isolate-semantics", {"test_shapes.py": SEMANTICS_TESTS})
     ev = planted(task, {"shapes.py": SHAPES})
     assert ev.passed, describe(ev)
-    assert len(ev.tests) == 7
+    assert len(ev.tests) == 10
 
 
 @pytest.mark.parametrize("impl", [CALLER_FRAME, ALWAYS_EQUAL, ALWAYS_EQUAL_INT, SKIPPER],
