@@ -1,154 +1,34 @@
+import copy
+import importlib
+import os
 import random
+import sys
 
 import pytest
 
-# --- harness -----------------------------------------------------------------
-# The agent's code runs in a separate, isolated interpreter (cwd = workdir); only
-# plain JSON comes back, and every comparison happens here, on values built here.
-import json
-import os
-import subprocess
-import sys
-import textwrap
-from pathlib import Path
-
-WORKDIR = Path.cwd()
-MARK = "@@TERMRL-RESULT@@"
-
-PRELUDE = r'''
-import sys, os
-_out = sys.stdout
-import json as _json
-import decimal as _decimal
-import datetime as _dt
-_dumps, _loads = _json.dumps, _json.loads
-_Decimal, _date, _datetime = _decimal.Decimal, _dt.date, _dt.datetime
-_type, _issubclass, _repr, _str, _len = type, issubclass, repr, str, len
-_tuple, _float, _list = tuple, float, list
-_EXC = tuple((c.__name__, c) for c in (
-    ValueError, TypeError, KeyError, IndexError, LookupError, ZeroDivisionError,
-    ArithmeticError, RecursionError, RuntimeError, NotImplementedError, NameError,
-    ImportError, AttributeError, OverflowError))
-DATA = _loads(sys.stdin.read())
-_RESULTS = []
-
-def _enc(x):
-    t = _type(x)
-    if x is None or t is bool or t is int or t is str:
-        return x
-    if t is float:
-        return {"float": _repr(x)}
-    if t is list:
-        return [_enc(v) for v in x]
-    if t is tuple:
-        return {"tuple": [_enc(v) for v in x]}
-    if t is dict:
-        return {"dict": [[_enc(k), _enc(v)] for k, v in x.items()]}
-    if t is _Decimal:
-        return {"decimal": _str(x)}
-    if t is _date:
-        return {"date": x.isoformat()}
-    if t is _datetime:
-        return {"datetime": x.isoformat()}
-    return {"other": _str(t.__name__)}
-
-def _dec(x):
-    t = _type(x)
-    if t is list:
-        return [_dec(v) for v in x]
-    if t is dict:
-        if "tuple" in x:
-            return _tuple(_dec(v) for v in x["tuple"])
-        if "float" in x:
-            return _float(x["float"])
-        if "dict" in x:
-            return {_dec(k): _dec(v) for k, v in x["dict"]}
-        if "decimal" in x:
-            return _Decimal(x["decimal"])
-        if "date" in x:
-            return _date.fromisoformat(x["date"])
-        if "datetime" in x:
-            return _datetime.fromisoformat(x["datetime"])
-    return x
-
-def _call(fn, *a, **k):
-    try:
-        return {"ok": _enc(fn(*a, **k))}
-    except Exception as e:
-        return {"exc": _str(_type(e).__name__), "is": [n for n, c in _EXC if _issubclass(_type(e), c)]}
-
-def emit(x):
-    _RESULTS.append(x)
-
-def _finish():
-    _out.write("\n@@TERMRL-RESULT@@" + _dumps(_RESULTS) + "\n")
-    _out.flush()
-
 sys.path.insert(0, os.getcwd())
-'''
 
 
-def enc(x):
-    """Encode a value built by the test the same way the child encodes results."""
-    t = type(x)
-    if x is None or t in (bool, int, str):
-        return x
-    if t is float:
-        return {"float": repr(x)}
-    if t is list:
-        return [enc(v) for v in x]
-    if t is tuple:
-        return {"tuple": [enc(v) for v in x]}
-    if t is dict:
-        return {"dict": [[enc(k), enc(v)] for k, v in x.items()]}
-    name = t.__name__
-    if name == "Decimal":
-        return {"decimal": str(x)}
-    if name in ("date", "datetime"):
-        return {name: x.isoformat()}
-    raise TypeError(t)
+def load(name):
+    """The agent's module, imported afresh: every test starts from a clean module state."""
+    if name in sys.modules:
+        return importlib.reload(sys.modules[name])
+    return importlib.import_module(name)
 
 
-def canon(x):
-    return json.dumps(x, sort_keys=True)
+def same(a, b):
+    """Equal in type and value, recursively: True is not 1, 1.0 is not 1, a tuple is not a list."""
+    if type(a) is not type(b):
+        return False
+    if type(a) in (list, tuple):
+        return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b))
+    if type(a) is dict:
+        return len(a) == len(b) and all(same(ka, kb) and same(va, vb)
+                                        for (ka, va), (kb, vb) in zip(a.items(), b.items()))
+    if type(a) is float:
+        return repr(a) == repr(b)
+    return a == b
 
-
-def run_child(code, data=None, timeout=30, setup=""):
-    """Run PRELUDE + setup + code in a fresh interpreter in the workdir; return the emitted list."""
-    src = PRELUDE + "\n" + textwrap.dedent(setup) + "\n" + textwrap.dedent(code) + "\n_finish()\n"
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
-    env["PYTHONDONTWRITEBYTECODE"] = "1"
-    r = subprocess.run([sys.executable, "-I", "-c", src], input=json.dumps(data),
-                       capture_output=True, text=True, cwd=WORKDIR, timeout=timeout, env=env)
-    lines = [l for l in r.stdout.splitlines() if l.startswith(MARK)]
-    assert r.returncode == 0 and len(lines) == 1, (
-        f"child failed (rc={r.returncode})\nstdout:\n{r.stdout[-1500:]}\nstderr:\n{r.stderr[-3000:]}")
-    return json.loads(lines[0][len(MARK):])
-
-
-def pairs(a, b):
-    a, b = list(a), list(b)
-    assert len(a) == len(b), f"expected {len(a)} results, got {len(b)}"
-    return zip(a, b)
-
-
-def ok(value):
-    return {"ok": enc(value)}
-
-
-def raised(result, exc_name):
-    return isinstance(result, dict) and "exc" in result and exc_name in result["is"]
-
-
-def check_all(cases, got, expected):
-    """got: child results; expected: list of ok(...) / ("raises", Name) per case."""
-    assert isinstance(got, list) and len(got) == len(expected), "wrong number of results"
-    for case, g, e in zip(cases, got, expected):
-        if isinstance(e, tuple) and e and e[0] == "raises":
-            assert raised(g, e[1]), f"input {case!r}: expected {e[1]}, got {g!r}"
-        else:
-            assert canon(g) == canon(e), f"input {case!r}: expected {e!r}, got {g!r}"
-# --- end harness -------------------------------------------------------------
 
 MULT = {"w": 604800, "d": 86400, "h": 3600, "m": 60, "s": 1}
 ORDER = "wdhms"
@@ -205,20 +85,26 @@ def ref_format(n, style="units"):
     return sign + (out or "0s")
 
 
-CHILD = '''
-import duration
-for name, args, kwargs in _dec(DATA):
-    emit(_call(getattr(duration, name), *args, **kwargs))
-'''
-
-
-def run_cases(cases):
-    return run_child(CHILD, [[n, [enc(a) for a in args], kw] for n, args, kw in cases])
+def check_all(cases, expected):
+    """Call duration.<name>(*args, **kwargs) for each case; expected: a value or
+    ("raises", ExceptionClass)."""
+    duration = load("duration")
+    fns = {name: getattr(duration, name) for name in {name for name, _, _ in cases}}
+    assert len(cases) == len(expected)
+    for case, e in zip(cases, expected):
+        name, args, kwargs = copy.deepcopy(case)  # a copy per call: each case gets its own arguments
+        if isinstance(e, tuple) and e and e[0] == "raises":
+            with pytest.raises(e[1]):
+                got = fns[name](*args, **kwargs)
+                pytest.fail(f"input {case!r}: expected {e[1].__name__}, got {got!r}")
+        else:
+            got = fns[name](*args, **kwargs)
+            assert same(got, e), f"input {case!r}: expected {e!r}, got {got!r}"
 
 
 def expect_parse(text):
     v = ref_parse(text)
-    return ("raises", "ValueError") if v is None else ok(v)
+    return ("raises", ValueError) if v is None else v
 
 
 def random_unit_text(rng):
@@ -235,7 +121,7 @@ def test_parse_random_unit_form():
     texts = [random_unit_text(rng) for _ in range(400)]
     cases = [("parse_duration", [t], {}) for t in texts]
     assert all(ref_parse(t) is not None for t in texts)
-    check_all(cases, run_cases(cases), [expect_parse(t) for t in texts])
+    check_all(cases, [expect_parse(t) for t in texts])
 
 
 @pytest.mark.core
@@ -249,7 +135,7 @@ def test_parse_random_clock_form():
             t = f"{rng.randint(0, 5000)}:{rng.randint(0, 59):02d}"
         texts.append(rng.choice(["", "-", " -"]) + t)
     cases = [("parse_duration", [t], {}) for t in texts]
-    check_all(cases, run_cases(cases), [expect_parse(t) for t in texts])
+    check_all(cases, [expect_parse(t) for t in texts])
 
 
 @pytest.mark.core
@@ -273,7 +159,7 @@ def test_parse_random_mutations():
     texts = sorted(texts)
     assert sum(ref_parse(t) is None for t in texts) > 150
     cases = [("parse_duration", [t], {}) for t in texts]
-    check_all(cases, run_cases(cases), [expect_parse(t) for t in texts])
+    check_all(cases, [expect_parse(t) for t in texts])
 
 
 @pytest.mark.boundary
@@ -284,7 +170,7 @@ def test_parse_tricky_invalid():
            "\u0665:00", "1_000s", "0x10s", "5m 5", "1hour", "1h30mins", "ms"]
     assert all(ref_parse(b) is None for b in bad)
     cases = [("parse_duration", [b], {}) for b in bad]
-    check_all(cases, run_cases(cases), [("raises", "ValueError")] * len(bad))
+    check_all(cases, [("raises", ValueError)] * len(bad))
 
 
 @pytest.mark.boundary
@@ -292,11 +178,11 @@ def test_parse_edge_valid_and_types():
     cases = [("parse_duration", [t], {}) for t in
              ["0s", "000m", "0:00", "-0:00", "\t 12w  \n", "99999999999999999999w", "00:00:59",
               "100:59:59", "1w2d3h4m5s", "1w 2d\t3h  4m5s", "7d"]]
-    exp = [ok(0), ok(0), ok(0), ok(0), ok(12 * 604800), ok(99999999999999999999 * 604800),
-           ok(59), ok(100 * 3600 + 59 * 60 + 59), ok(788645), ok(788645), ok(604800)]
+    exp = [0, 0, 0, 0, 12 * 604800, 99999999999999999999 * 604800,
+           59, 100 * 3600 + 59 * 60 + 59, 788645, 788645, 604800]
     cases += [("parse_duration", [x], {}) for x in [None, 5, 5.5, ["5m"]]]
-    exp += [("raises", "TypeError")] * 4
-    check_all(cases, run_cases(cases), exp)
+    exp += [("raises", TypeError)] * 4
+    check_all(cases, exp)
 
 
 @pytest.mark.core
@@ -307,12 +193,12 @@ def test_format_random_and_round_trip():
     cases, exp = [], []
     for v in values:
         cases.append(("format_duration", [v], {}))
-        exp.append(ok(ref_format(v)))
+        exp.append(ref_format(v))
         cases.append(("format_duration", [v], {"style": "clock"}))
-        exp.append(ok(ref_format(v, "clock")))
+        exp.append(ref_format(v, "clock"))
         cases.append(("parse_duration", [ref_format(v, rng.choice(["units", "clock"]))], {}))
-        exp.append(ok(v))
-    check_all(cases, run_cases(cases), exp)
+        exp.append(v)
+    check_all(cases, exp)
 
 
 @pytest.mark.boundary
@@ -324,6 +210,6 @@ def test_format_edges_and_errors():
              ("format_duration", [1.0], {}), ("format_duration", [True], {}),
              ("format_duration", ["60"], {}), ("format_duration", [None], {"style": "clock"}),
              ("format_duration", [60], {"style": "iso"}), ("format_duration", [60], {"style": "Clock"})]
-    exp = [ok("0s"), ok("0:00:00"), ok("-1s"), ok("-1:00:01"), ok("3w59s"), ok("1w6d"),
-           ok("100:00:00"), ok("59s")] + [("raises", "TypeError")] * 4 + [("raises", "ValueError")] * 2
-    check_all(cases, run_cases(cases), exp)
+    exp = ["0s", "0:00:00", "-1s", "-1:00:01", "3w59s", "1w6d",
+           "100:00:00", "59s"] + [("raises", TypeError)] * 4 + [("raises", ValueError)] * 2
+    check_all(cases, exp)
