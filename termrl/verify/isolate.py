@@ -489,15 +489,18 @@ class Peer:
             if ty["module"] == "builtins" and ty["name"] in _EXCEPTIONS and ty["name"] not in _MAPPED_AWAY:
                 cls = _EXCEPTIONS[ty["name"]]
             else:
-                chain = [c for c in ty.get("chain") or () if isinstance(c, list) and len(c) == 3][:32]
+                chain = [c for c in ty.get("chain") or () if isinstance(c, list) and len(c) == 4][:32]
+                builtin = _builtin_bases(ty["exc"])
+                bases = tuple(builtin) or (CodeUnderTestError,)
                 if chain:
-                    base = self.exception_class({"name": chain[0][0], "qualname": chain[0][1], "module": chain[0][2],
-                                                 "exc": ty["exc"], "chain": chain[1:]})
-                else:
-                    base = next((_EXCEPTIONS[n] for n in ty["exc"] if n in _EXCEPTIONS and n not in _MAPPED_AWAY
-                                 and n != "BaseException"), CodeUnderTestError)
-                cls = type(_identifier(str(ty["name"])), (base,), {"__module__": str(ty["module"]),
-                                                                    "__qualname__": str(ty["qualname"])})
+                    parent = self.exception_class({"name": chain[0][0], "qualname": chain[0][1],
+                                                   "module": chain[0][2], "exc": chain[0][3], "chain": chain[1:]})
+                    bases = (parent, *(b for b in builtin if not issubclass(parent, b)))
+                namespace = {"__module__": str(ty["module"]), "__qualname__": str(ty["qualname"])}
+                try:
+                    cls = type(_identifier(str(ty["name"])), bases, namespace)
+                except TypeError:  # no consistent order for these bases: keep the first
+                    cls = type(_identifier(str(ty["name"])), bases[:1], namespace)
             self.types[key] = cls
         return cls
 
@@ -512,12 +515,14 @@ class Peer:
                 args.append(self.encode(a) if type(a) in (str, int, float, bool, type(None)) else str(a))
             except Exception:
                 args.append("?")
-        for name, value in list(getattr(e, "__dict__", {}).items())[:64]:
-            if isinstance(name, str) and not name.startswith("__"):
-                try:
-                    attrs.append([name, self.encode(value)])
-                except Exception:
-                    pass
+        names = [n for n in getattr(e, "__dict__", {}) if isinstance(n, str) and not n.startswith("__")]
+        names += [n for n in dir(t) if not n.startswith("_") and n not in _EXCEPTION_NAMES and n not in names
+                  and isinstance(getattr(t, n, None), property)]  # properties (a cycle computed on demand)
+        for name in names[:64]:
+            try:
+                attrs.append([name, self.encode(getattr(e, name))])
+            except Exception:
+                pass
         msg = {"ty": _exception_type(t), "args": args, "attrs": attrs, "text": _safe_str(e)}
         if after is not None:
             msg["after"] = after
@@ -542,6 +547,7 @@ class Peer:
 
 
 _BASE_BY_NAME = {b.__name__: b for b in _BASES}
+_EXCEPTION_NAMES = set(dir(BaseException)) | {n for c in _EXCEPTIONS.values() for n in dir(c)}
 
 
 def _base_value(x, base):
@@ -587,14 +593,29 @@ def _exception_bases(cls):
     return [k.__name__ for k in cls.__mro__ if k.__module__ == "builtins" and k.__name__ in _EXCEPTIONS]
 
 
+def _builtin_bases(names):
+    """The builtin exceptions among ``names`` (an MRO's, in order) that no other one among them
+    already derives from: (ValueError, KeyError) for a class deriving from both."""
+    picked = []
+    for n in names:
+        cls = _EXCEPTIONS.get(n)
+        if cls is None or n in _MAPPED_AWAY or cls is BaseException or any(issubclass(p, cls) for p in picked):
+            continue
+        picked.append(cls)
+    return picked
+
+
 def _exception_type(cls):
     """What the other side needs to rebuild exception class ``cls``: name, module, the builtin
-    exceptions it derives from, and ``chain``: its non-builtin ancestors, nearest first."""
+    exceptions it derives from, and ``chain``: its first non-builtin base, then that one's, ...
+    (each with the builtin exceptions it derives from)."""
     chain = []
-    for k in cls.__mro__[1:]:
-        if k.__module__ == "builtins":
+    k = cls
+    while True:
+        k = next((b for b in k.__bases__ if b.__module__ != "builtins" and issubclass(b, BaseException)), None)
+        if k is None or len(chain) >= 32:
             break
-        chain.append([k.__name__, k.__qualname__, str(k.__module__)])
+        chain.append([k.__name__, k.__qualname__, str(k.__module__), _exception_bases(k)])
     return {"name": cls.__name__, "qualname": cls.__qualname__, "module": str(cls.__module__),
             "exc": _exception_bases(cls), "chain": chain}
 

@@ -1,172 +1,40 @@
 import heapq
+import importlib
+import os
 import random
+import sys
+import time
 
 import pytest
 
-# --- harness -----------------------------------------------------------------
-# The agent's code runs in a separate, isolated interpreter (cwd = workdir); only
-# plain JSON comes back, and every comparison happens here, on values built here.
-import json
-import os
-import subprocess
-import sys
-import textwrap
-from pathlib import Path
-
-WORKDIR = Path.cwd()
-MARK = "@@TERMRL-RESULT@@"
-
-PRELUDE = r'''
-import sys, os
-_out = sys.stdout
-import json as _json
-import decimal as _decimal
-import datetime as _dt
-_dumps, _loads = _json.dumps, _json.loads
-_Decimal, _date, _datetime = _decimal.Decimal, _dt.date, _dt.datetime
-_type, _issubclass, _repr, _str, _len = type, issubclass, repr, str, len
-_tuple, _float, _list = tuple, float, list
-_EXC = tuple((c.__name__, c) for c in (
-    ValueError, TypeError, KeyError, IndexError, LookupError, ZeroDivisionError,
-    ArithmeticError, RecursionError, RuntimeError, NotImplementedError, NameError,
-    ImportError, AttributeError, OverflowError))
-DATA = _loads(sys.stdin.read())
-_RESULTS = []
-
-def _enc(x):
-    t = _type(x)
-    if x is None or t is bool or t is int or t is str:
-        return x
-    if t is float:
-        return {"float": _repr(x)}
-    if t is list:
-        return [_enc(v) for v in x]
-    if t is tuple:
-        return {"tuple": [_enc(v) for v in x]}
-    if t is dict:
-        return {"dict": [[_enc(k), _enc(v)] for k, v in x.items()]}
-    if t is _Decimal:
-        return {"decimal": _str(x)}
-    if t is _date:
-        return {"date": x.isoformat()}
-    if t is _datetime:
-        return {"datetime": x.isoformat()}
-    return {"other": _str(t.__name__)}
-
-def _dec(x):
-    t = _type(x)
-    if t is list:
-        return [_dec(v) for v in x]
-    if t is dict:
-        if "tuple" in x:
-            return _tuple(_dec(v) for v in x["tuple"])
-        if "float" in x:
-            return _float(x["float"])
-        if "dict" in x:
-            return {_dec(k): _dec(v) for k, v in x["dict"]}
-        if "decimal" in x:
-            return _Decimal(x["decimal"])
-        if "date" in x:
-            return _date.fromisoformat(x["date"])
-        if "datetime" in x:
-            return _datetime.fromisoformat(x["datetime"])
-    return x
-
-def _call(fn, *a, **k):
-    try:
-        return {"ok": _enc(fn(*a, **k))}
-    except Exception as e:
-        return {"exc": _str(_type(e).__name__), "is": [n for n, c in _EXC if _issubclass(_type(e), c)]}
-
-def emit(x):
-    _RESULTS.append(x)
-
-def _finish():
-    _out.write("\n@@TERMRL-RESULT@@" + _dumps(_RESULTS) + "\n")
-    _out.flush()
-
 sys.path.insert(0, os.getcwd())
-'''
 
 
-def enc(x):
-    """Encode a value built by the test the same way the child encodes results."""
-    t = type(x)
-    if x is None or t in (bool, int, str):
-        return x
-    if t is float:
-        return {"float": repr(x)}
-    if t is list:
-        return [enc(v) for v in x]
-    if t is tuple:
-        return {"tuple": [enc(v) for v in x]}
-    if t is dict:
-        return {"dict": [[enc(k), enc(v)] for k, v in x.items()]}
-    name = t.__name__
-    if name == "Decimal":
-        return {"decimal": str(x)}
-    if name in ("date", "datetime"):
-        return {name: x.isoformat()}
-    raise TypeError(t)
+def load(name):
+    """The agent's module, imported afresh: every test starts from a clean module state."""
+    if name in sys.modules:
+        return importlib.reload(sys.modules[name])
+    return importlib.import_module(name)
 
 
-def canon(x):
-    return json.dumps(x, sort_keys=True)
+def same(a, b):
+    """Equal in type and value, recursively: True is not 1, 1.0 is not 1, a tuple is not a list."""
+    if type(a) is not type(b):
+        return False
+    if type(a) in (list, tuple):
+        return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b))
+    if type(a) is dict:
+        return len(a) == len(b) and all(same(ka, kb) and same(va, vb)
+                                        for (ka, va), (kb, vb) in zip(a.items(), b.items()))
+    if type(a) is float:
+        return repr(a) == repr(b)
+    return a == b
 
 
-def run_child(code, data=None, timeout=30, setup=""):
-    """Run PRELUDE + setup + code in a fresh interpreter in the workdir; return the emitted list."""
-    src = PRELUDE + "\n" + textwrap.dedent(setup) + "\n" + textwrap.dedent(code) + "\n_finish()\n"
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
-    env["PYTHONDONTWRITEBYTECODE"] = "1"
-    r = subprocess.run([sys.executable, "-I", "-c", src], input=json.dumps(data),
-                       capture_output=True, text=True, cwd=WORKDIR, timeout=timeout, env=env)
-    lines = [l for l in r.stdout.splitlines() if l.startswith(MARK)]
-    assert r.returncode == 0 and len(lines) == 1, (
-        f"child failed (rc={r.returncode})\nstdout:\n{r.stdout[-1500:]}\nstderr:\n{r.stderr[-3000:]}")
-    return json.loads(lines[0][len(MARK):])
-
-
-def pairs(a, b):
-    a, b = list(a), list(b)
-    assert len(a) == len(b), f"expected {len(a)} results, got {len(b)}"
-    return zip(a, b)
-
-
-def ok(value):
-    return {"ok": enc(value)}
-
-
-def raised(result, exc_name):
-    return isinstance(result, dict) and "exc" in result and exc_name in result["is"]
-
-
-def check_all(cases, got, expected):
-    """got: child results; expected: list of ok(...) / ("raises", Name) per case."""
-    assert isinstance(got, list) and len(got) == len(expected), "wrong number of results"
-    for case, g, e in zip(cases, got, expected):
-        if isinstance(e, tuple) and e and e[0] == "raises":
-            assert raised(g, e[1]), f"input {case!r}: expected {e[1]}, got {g!r}"
-        else:
-            assert canon(g) == canon(e), f"input {case!r}: expected {e!r}, got {g!r}"
-# --- end harness -------------------------------------------------------------
-
-CHILD = '''
-import toposort as m
-for name, graph, args in DATA:
-    g = {k: _tuple(v) if i % 3 == 1 else (set(v) if i % 3 == 2 else _list(v))
-         for i, (k, v) in enumerate(graph)}
-    before = _enc({k: sorted(v) for k, v in g.items()})
-    try:
-        res = {"ok": _enc(getattr(m, name)(g, *args))}
-    except Exception as e:
-        t = _type(e)
-        res = {"exc": _str(t.__name__), "is": [n for n, c in _EXC if _issubclass(t, c)],
-               "cycle_error": _issubclass(t, m.CycleError) and _issubclass(m.CycleError, ValueError),
-               "cycle": _enc(getattr(e, "cycle", None))}
-    res["unchanged"] = _enc({k: sorted(v) for k, v in g.items()}) == before
-    emit(res)
-'''
+def as_given(graph):
+    """The graph as the functions get it: dependencies as a list, a tuple or a set, in turn."""
+    return {k: tuple(v) if i % 3 == 1 else (set(v) if i % 3 == 2 else list(v))
+            for i, (k, v) in enumerate((k, sorted(v)) for k, v in graph.items())}
 
 
 def all_nodes(graph):
@@ -227,11 +95,13 @@ def has_cycle_from(graph, node):
     return node in ref_reach(graph, node) or any(n in ref_reach(graph, n) for n in ref_reach(graph, node))
 
 
-def check_cycle(graph, res):
-    assert "exc" in res and res["cycle_error"] and "ValueError" in res["is"], \
-        f"expected CycleError (a ValueError subclass), got {res!r}"
-    cyc = res["cycle"]
-    assert isinstance(cyc, list) and len(cyc) >= 2 and all(type(x) is str for x in cyc), \
+def check_cycle(m, graph, res):
+    """res: a ``run`` result that must be a CycleError (a ValueError subclass) with a real cycle."""
+    e = res.get("exc")
+    assert e is not None and isinstance(e, m.CycleError) and issubclass(m.CycleError, ValueError) \
+        and isinstance(e, ValueError), f"expected CycleError (a ValueError subclass), got {res!r}"
+    cyc = getattr(e, "cycle", None)
+    assert type(cyc) is list and len(cyc) >= 2 and all(type(x) is str for x in cyc), \
         f"cycle must be a list of nodes, got {cyc!r}"
     assert cyc[0] == cyc[-1], f"cycle must start and end with the same node: {cyc!r}"
     for a, b in zip(cyc, cyc[1:]):
@@ -239,12 +109,18 @@ def check_cycle(graph, res):
     return cyc
 
 
-def run(cases):
-    data = [[name, [[k, sorted(v)] for k, v in g.items()], args] for name, g, args in cases]
-    got = run_child(CHILD, data)
-    assert len(got) == len(cases)
-    for (name, g, args), r in zip(cases, got):
-        assert r["unchanged"] is True, f"{name} modified its input graph"
+def run(m, cases):
+    """Call each case's function on its graph; per case {"ok": value} or {"exc": exception}."""
+    got = []
+    for name, g, args in cases:
+        graph = as_given(g)
+        before = {k: sorted(v) for k, v in graph.items()}
+        try:
+            res = {"ok": getattr(m, name)(graph, *args)}
+        except Exception as e:
+            res = {"exc": e}
+        assert {k: sorted(v) for k, v in graph.items()} == before, f"{name} modified its input graph"
+        got.append(res)
     return got
 
 
@@ -263,9 +139,9 @@ def test_topo_sort_random_dags():
     rng = random.Random(77)
     cases = [("topo_sort", rand_dag(rng, rng.randint(1, 25), rng.choice([0.05, 0.15, 0.4])), [])
              for _ in range(80)]
-    got = run(cases)
+    got = run(load("toposort"), cases)
     for (_, g, _), r in zip(cases, got):
-        assert canon(r.get("ok")) == canon(enc(ref_topo(g))), f"graph {g!r}: got {r!r}"
+        assert "ok" in r and same(r["ok"], ref_topo(g)), f"graph {g!r}: got {r!r}"
 
 
 @pytest.mark.core
@@ -273,9 +149,9 @@ def test_layers_random_dags():
     rng = random.Random(78)
     cases = [("layers", rand_dag(rng, rng.randint(1, 25), rng.choice([0.05, 0.2])), [])
              for _ in range(80)]
-    got = run(cases)
+    got = run(load("toposort"), cases)
     for (_, g, _), r in zip(cases, got):
-        assert canon(r.get("ok")) == canon(enc(ref_layers(g))), f"graph {g!r}: got {r!r}"
+        assert "ok" in r and same(r["ok"], ref_layers(g)), f"graph {g!r}: got {r!r}"
 
 
 @pytest.mark.core
@@ -288,9 +164,9 @@ def test_transitive_deps_random():
             continue
         node = rng.choice(sorted(all_nodes(g)))
         cases.append(("transitive_deps", g, [node]))
-    got = run(cases)
+    got = run(load("toposort"), cases)
     for (_, g, (node,)), r in zip(cases, got):
-        assert canon(r.get("ok")) == canon(enc(sorted(ref_reach(g, node)))), f"{g!r} {node!r}: {r!r}"
+        assert "ok" in r and same(r["ok"], sorted(ref_reach(g, node))), f"{g!r} {node!r}: {r!r}"
 
 
 @pytest.mark.core
@@ -308,10 +184,10 @@ def test_cycles_are_reported_with_a_real_cycle():
         cases.append(("topo_sort" if i % 2 else "layers", g, []))
     cases.append(("topo_sort", {"solo": ["solo"], "x": []}, []))
     cases.append(("layers", {"p": ["q"], "q": ["r"], "r": ["s"], "s": ["q"], "z": []}, []))
-    got = run(cases)
-    for (_, g, _), r in zip(cases, got):
-        check_cycle(g, r)
-    assert got[-2]["cycle"] == ["solo", "solo"]
+    m = load("toposort")
+    got = run(m, cases)
+    cycles = [check_cycle(m, g, r) for (_, g, _), r in zip(cases, got)]
+    assert cycles[-2] == ["solo", "solo"]
 
 
 @pytest.mark.boundary
@@ -320,11 +196,12 @@ def test_transitive_deps_errors_and_unreachable_cycles():
     cases = [("transitive_deps", g, ["top"]), ("transitive_deps", g, ["leaf"]),
              ("transitive_deps", g, ["loop"]), ("transitive_deps", g, ["ghost"]),
              ("transitive_deps", {}, ["x"])]
-    got = run(cases)
-    assert canon(got[0].get("ok")) == canon(["leaf", "mid"]), got[0]
-    assert canon(got[1].get("ok")) == canon([]), got[1]
-    assert check_cycle(g, got[2])[0] in ("c1", "c2")
-    assert raised(got[3], "KeyError") and raised(got[4], "KeyError"), got[3:]
+    m = load("toposort")
+    got = run(m, cases)
+    assert "ok" in got[0] and same(got[0]["ok"], ["leaf", "mid"]), got[0]
+    assert "ok" in got[1] and same(got[1]["ok"], []), got[1]
+    assert check_cycle(m, g, got[2])[0] in ("c1", "c2")
+    assert all(isinstance(r.get("exc"), KeyError) for r in got[3:]), got[3:]
 
 
 @pytest.mark.boundary
@@ -333,40 +210,33 @@ def test_empty_graph_and_dependency_only_nodes():
              ("topo_sort", {"zeta": ["beta", "alpha", "beta"]}, []),
              ("layers", {"zeta": ["beta", "alpha"], "mu": []}, []),
              ("topo_sort", {"b": ["a"], "c": ["a"], "a": []}, [])]
-    got = run(cases)
+    got = run(load("toposort"), cases)
     exp = [[], [], ["alpha", "beta", "zeta"], [["alpha", "beta", "mu"], ["zeta"]], ["a", "b", "c"]]
     for (n, g, _), r, e in zip(cases, got, exp):
-        assert canon(r.get("ok")) == canon(enc(e)), f"{n}({g!r}): {r!r}"
+        assert "ok" in r and same(r["ok"], e), f"{n}({g!r}): {r!r}"
 
 
 @pytest.mark.boundary
 def test_deep_chains_no_recursion_limit():
-    code = '''
-    import toposort as m
-    n = DATA
+    m = load("toposort")
+    n = 20_000
+    t0 = time.perf_counter()
     chain = {f"v{i:06d}": [f"v{i + 1:06d}"] for i in range(n)}
     order = m.topo_sort(chain)
-    emit([_len(order), order[0], order[-1]])
     lay = m.layers(chain)
-    emit([_len(lay), lay[0], lay[-1]])
     td = m.transitive_deps(chain, "v000000")
-    emit([_len(td), td[0], td[-1]])
+    got = [[len(order), order[0], order[-1]], [len(lay), lay[0], lay[-1]], [len(td), td[0], td[-1]]]
     chain[f"v{n:06d}"] = ["v000000"]
-    try:
-        m.topo_sort(chain)
-        emit("no error")
-    except m.CycleError as e:
-        emit(_len(e.cycle))
-    try:
-        m.transitive_deps(chain, "v000500")
-        emit("no error")
-    except m.CycleError as e:
-        emit(_len(e.cycle))
-    '''
-    n = 20_000
-    got = run_child(code, n, timeout=25)
+    for fn, args in ((m.topo_sort, ()), (m.transitive_deps, ("v000500",))):
+        try:
+            fn(chain, *args)
+            got.append("no error")
+        except m.CycleError as e:
+            got.append(len(e.cycle))
+    elapsed = time.perf_counter() - t0
     first, last = f"v{n:06d}", "v000000"
     assert got[0] == [n + 1, first, last]
     assert got[1] == [n + 1, [first], [last]]
     assert got[2] == [n, "v000001", first]
     assert got[3] == n + 2 and got[4] == n + 2, got[3:]
+    assert elapsed < 25, f"chains of {n} nodes took {elapsed:.1f}s"
