@@ -88,6 +88,8 @@ _CLOSED_TYPES = (types.FrameType, types.TracebackType, types.ModuleType, types.C
 """Objects of the test process the worker may never hold, whatever it asks for: they lead to
 frames, globals and pytest's objects."""
 _CLOSED_PREFIXES = ("_", "f_", "tb_", "gi_", "cr_", "ag_", "co_", "func_")
+_METADATA = ("__name__", "__qualname__", "__doc__", "__module__", "__annotations__")
+"""What the worker may read of the test's callables besides public attributes (functools.wraps)."""
 
 
 _DATA_LIBS = ("numpy", "pandas")
@@ -295,8 +297,11 @@ class Peer:
             return
         if isinstance(target, _CLOSED_TYPES):
             raise PermissionError("the code under test may not inspect the test's %s objects" % type(target).__name__)
-        if op == "getattr" and isinstance(args[1], str) and not args[1].startswith(_CLOSED_PREFIXES):
+        if op == "getattr" and isinstance(args[1], str) and (not args[1].startswith(_CLOSED_PREFIXES)
+                                                             or args[1] in _METADATA):
             return
+        if op == "getattr":  # AttributeError, so getattr(obj, name, default) and functools.wraps carry on
+            raise AttributeError("the code under test may not read %r of the test's objects" % (args[1],))
         if op == "dunder" and args[1] in ("__len__", "__iter__", "__next__", "__contains__", "__getitem__",
                                           "__bool__", "__repr__", "__str__", "__hash__", "__eq__", "__ne__",
                                           "__lt__", "__le__", "__gt__", "__ge__"):
@@ -824,7 +829,12 @@ def _make_class(ty, base, peer):
             else:
                 ns[name] = remote_method(name)
 
-    ns.update(__getattr__=getattr_, __setattr__=setattr_, __delattr__=delattr_, __dir__=dir_)
+    def doc(self):
+        peer = _peer_of(self)
+        return peer.decode(peer.request("getattr", rid_of(self), "__doc__"))
+
+    ns.update(__getattr__=getattr_, __setattr__=setattr_, __delattr__=delattr_, __dir__=dir_,
+              __doc__=property(doc))
     bases = (RemoteBase,) if base is None else (base, RemoteBase)
     return RemoteMeta(_identifier(ty["name"]), bases, ns)
 
