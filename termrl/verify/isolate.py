@@ -10,8 +10,9 @@ starts (``python3 isolate.py``) with the test process's path and working directo
 the worker answers is decoded by a restricted decoder:
 
 - values of the builtin data types (None, bool, int, float, complex, str, bytes, list,
-  tuple, dict, set, frozenset) and of a few stdlib value types (Decimal, Fraction, date,
-  time, datetime, timedelta, range) cross as plain data, built afresh in the test process
+  tuple, dict, set, frozenset) and of stdlib value types (Decimal, Fraction, date, time,
+  datetime, timedelta, range, pathlib paths, UUID, Counter, OrderedDict, deque, defaultdict
+  of a builtin factory) cross as plain data, built afresh in the test process
   from their contents. numpy and pandas values (their own classes, not the agent's
   subclasses) also cross as data: a pickle that a restricted unpickler may only turn into
   numpy/pandas data classes and their rebuild helpers (never a function that reads a file,
@@ -51,6 +52,7 @@ Stdlib only: this file runs on the sandbox's Python (3.8+).
 
 import base64
 import builtins
+import collections
 import datetime
 import decimal
 import fractions
@@ -61,12 +63,14 @@ import importlib.util
 import io
 import json
 import os
+import pathlib
 import pickle
 import struct
 import subprocess
 import sys
 import threading
 import types
+import uuid
 
 _EXCEPTIONS = {name: obj for name, obj in vars(builtins).items()
                if isinstance(obj, type) and issubclass(obj, BaseException)}
@@ -348,6 +352,17 @@ class Peer:
             return {"td": [x.days, x.seconds, x.microseconds]}
         if t is range:
             return {"r": [x.start, x.stop, x.step]}
+        if t in _PATHS:
+            return {"p": [t.__name__, str(x)]}
+        if t is uuid.UUID:
+            return {"u": str(x)}
+        if t is collections.Counter or t is collections.OrderedDict:
+            return {"cd": [t.__name__, [[self.encode(k), self.encode(v)] for k, v in x.items()]]}
+        if t is collections.deque:
+            return {"dq": [[self.encode(v) for v in x], x.maxlen]}
+        if t is collections.defaultdict and (x.default_factory is None or x.default_factory in _FACTORIES):
+            factory = None if x.default_factory is None else x.default_factory.__name__
+            return {"dd": [factory, [[self.encode(k), self.encode(v)] for k, v in x.items()]]}
         if t is type(NotImplemented):
             return {"ni": 1}
         if t is type(Ellipsis):
@@ -421,6 +436,20 @@ class Peer:
             return datetime.timedelta(days=x["td"][0], seconds=x["td"][1], microseconds=x["td"][2])
         if "r" in x:
             return range(int(x["r"][0]), int(x["r"][1]), int(x["r"][2]))
+        if "p" in x:
+            return _PATH_BY_NAME[x["p"][0]](str(x["p"][1]))
+        if "u" in x:
+            return uuid.UUID(str(x["u"]))
+        if "cd" in x:
+            kind = {"Counter": collections.Counter, "OrderedDict": collections.OrderedDict}[x["cd"][0]]
+            return kind({self.decode(k): self.decode(v) for k, v in x["cd"][1]})
+        if "dq" in x:
+            maxlen = x["dq"][1]
+            return collections.deque((self.decode(v) for v in x["dq"][0]),
+                                     maxlen if maxlen is None else int(maxlen))
+        if "dd" in x:
+            factory = None if x["dd"][0] is None else {f.__name__: f for f in _FACTORIES}[x["dd"][0]]
+            return collections.defaultdict(factory, ((self.decode(k), self.decode(v)) for k, v in x["dd"][1]))
         if "ni" in x:
             return NotImplemented
         if "el" in x:
@@ -552,6 +581,10 @@ class Peer:
 
 
 _BASE_BY_NAME = {b.__name__: b for b in _BASES}
+_PATHS = (pathlib.Path, pathlib.PosixPath, pathlib.PurePath, pathlib.PurePosixPath, pathlib.PureWindowsPath)
+_PATH_BY_NAME = {p.__name__: p for p in _PATHS}
+_FACTORIES = (list, dict, set, int, float, str, tuple, frozenset, bytes)
+"""defaultdict factories that cross by value (builtins); any other factory keeps the dict a handle."""
 _EXCEPTION_NAMES = set(dir(BaseException)) | {n for c in _EXCEPTIONS.values() for n in dir(c)}
 
 

@@ -72,6 +72,13 @@ def test_exception_attributes_hierarchy_and_argument_changes_survive_a_raise():
     assert type(caught.value).__name__ == "SubCycle" and caught.value.cycle == ["a", "b", "a"]
     assert isinstance(caught.value, ValueError) and graph == {"a": ["b"], "touched": True}
 
+def test_stdlib_values_cross_by_value_both_ways():
+    import collections, pathlib
+    assert shapes.first_line(pathlib.Path("/etc/hostname")) == pathlib.Path("/etc/hostname").read_text().split("\\n")[0]
+    counts = shapes.counts("abca")
+    assert type(counts) is collections.Counter and counts == collections.Counter("abca")
+    assert shapes.where() == pathlib.PurePosixPath("/data/x.csv")
+
 def test_a_generator_argument_is_iterated_in_the_worker():
     assert shapes.consume(x for x in range(3)) == [0, 2, 4]
 
@@ -183,6 +190,20 @@ class SubCycle(CycleError):
 def toposort(graph):
     graph["touched"] = True
     raise SubCycle(["a", "b", "a"])
+
+
+def first_line(path):
+    return path.read_text().split("\\n")[0]
+
+
+def counts(text):
+    import collections
+    return collections.Counter(text)
+
+
+def where():
+    import pathlib
+    return pathlib.PurePosixPath("/data/x.csv")
 
 
 def consume(items):
@@ -312,7 +333,7 @@ def test_honest_modules_behave_as_if_imported_in_the_test_process():
     task = make_task("isolate-semantics", {"test_shapes.py": SEMANTICS_TESTS})
     ev = planted(task, {"shapes.py": SHAPES})
     assert ev.passed, describe(ev)
-    assert len(ev.tests) == 10
+    assert len(ev.tests) == 11
 
 
 @pytest.mark.parametrize("impl", [CALLER_FRAME, ALWAYS_EQUAL, ALWAYS_EQUAL_INT, SKIPPER],
