@@ -106,9 +106,8 @@ def test_verify_json_reports_tests_and_error_classes(tmp_path):
     assert res.returncode == 1, res.stderr
     ev = json.loads(res.stdout)
     assert ev["passed"] is False and ev["verified"] is True
-    # the stub raises NotImplementedError: a runtime error of the code under test, no longer
-    # turned into a wrong answer by the task's own test harness (the verifier isolates the code)
-    assert ev["error_classes"] == ["runtime.other"]
+    # the stub raises NotImplementedError: no answer, classified as a wrong answer (taxonomy)
+    assert ev["error_classes"] == ["wrong_answer"]
     assert ev["tests"] and all(t["outcome"] == "failed" for t in ev["tests"])
     assert {"boundary", "core"} <= {tag for t in ev["tests"] for tag in t["tags"]}
     res = termrl("verify", "--task", "py-roman-numerals", "--workspace",
@@ -123,8 +122,8 @@ def test_reward_explain_json_and_table(tmp_path):
     res = termrl("reward", "explain", "--task", "py-roman-numerals", "--workspace", str(ws),
                  "--spec", "coderl", "--json")
     data = json.loads(res.stdout)
-    assert data["total"] == -0.6  # CodeRL's price of a runtime error (the stub raises)
-    assert data["components"]["outcome"]["value"] == -0.6
+    assert data["total"] == -0.3
+    assert data["components"]["outcome"]["value"] == -0.3
     res = termrl("reward", "explain", "--task", "py-roman-numerals", "--workspace", str(ws),
                  "--spec", "staged", "--progress", "0.8")
     assert res.returncode == 0 and "complexity" in res.stdout and "lint" in res.stdout and "total" in res.stdout
