@@ -919,7 +919,6 @@ class Client(Peer):
     def __init__(self, exclude_paths):
         self.exclude_paths = set(exclude_paths)
         self.proc = None
-        self.generation = 0
         super().__init__(None, None, serves_all=False)
         self.dead = True
         self.seen = set()

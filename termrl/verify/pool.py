@@ -105,7 +105,7 @@ class ForkServerSandbox(BwrapSandbox):
         self._put(self._fs / "tests", tests)
 
     def pytest(self, args: list[str], env: Mapping[str, str], timeout: float
-               ) -> tuple[ExecResult, dict | None, bool]:
+               ) -> tuple[ExecResult, bytes | None, bool]:
         """Run pytest in a forked child; (result, the bytes of the plugin's signed report or None,
         whether pytest started before the agent's code ran)."""
         t0 = time.monotonic()

@@ -161,7 +161,7 @@ def script_env(env: dict[str, str], tests_dir: str) -> dict[str, str]:
     (``termrl.verify.isolate``). The script still decides pass or fail; no report is written."""
     path = env.get("PYTHONPATH")
     return {"PYTEST_PLUGINS": "pytest_report", "PYTHONPATH": f"{HARNESS_DIR}:{path}" if path else HARNESS_DIR,
-            "TERMRL_TESTS": tests_dir, "TERMRL_ISOLATE": "0" if os.environ.get("TERMRL_ISOLATE") == "0" else "1"}
+            "TERMRL_TESTS": tests_dir, "TERMRL_ISOLATE": _isolate_flag()}
 
 
 def _run_data(kind: str, res: ExecResult) -> TestsData:
@@ -253,10 +253,13 @@ def report_env(key: str, tests_dir: str, per_test_timeout: float) -> dict[str, s
     """The report plugin's environment: where to write, the key to sign with, the test folder
     (it runs in the test process, the agent's modules in a worker), the per-test alarm."""
     return {"TERMRL_REPORT": f"{OUT_DIR}/report.json", "TERMRL_REPORT_KEY": key, "TERMRL_TESTS": tests_dir,
-            "TERMRL_TEST_TIMEOUT": str(per_test_timeout),
-            # "0" (the harness's own environment) runs the agent's code in the test process: for
-            # measuring what the isolation costs, never for training
-            "TERMRL_ISOLATE": "0" if os.environ.get("TERMRL_ISOLATE") == "0" else "1"}
+            "TERMRL_TEST_TIMEOUT": str(per_test_timeout), "TERMRL_ISOLATE": _isolate_flag()}
+
+
+def _isolate_flag() -> str:
+    """"0" when the harness's own environment says TERMRL_ISOLATE=0: the agent's code then runs in
+    the test process, for measuring what the isolation costs, never for training."""
+    return "0" if os.environ.get("TERMRL_ISOLATE") == "0" else "1"
 
 
 FORGED = {"version": 1, "complete": False, "tests": [], "forged": True}
