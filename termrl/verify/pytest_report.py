@@ -121,25 +121,38 @@ def _disarm():
         signal.setitimer(signal.ITIMER_REAL, 0)
 
 
-def pytest_runtest_call(item):
-    _arm()
-
-
-def pytest_runtest_teardown(item):
-    _disarm()
-
-
 import pytest  # noqa: E402  (after the stdlib: this plugin only runs inside pytest)
 
 
-@pytest.hookimpl(hookwrapper=True)
-def pytest_make_collect_report(collector):
-    # importing a test module runs the agent's module-level code: a hang there is a timeout too
+def _bounded():
+    """Each phase of a test (setup with its fixtures, the call, teardown) has its own alarm: a
+    fixture that runs the agent's program hangs as surely as the test's body."""
     _arm()
     try:
         yield
     finally:
         _disarm()
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_setup(item):
+    yield from _bounded()
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_call(item):
+    yield from _bounded()
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_teardown(item, nextitem):
+    yield from _bounded()
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_make_collect_report(collector):
+    # importing a test module runs the agent's module-level code: a hang there is a timeout too
+    yield from _bounded()
 
 
 _children = {}

@@ -84,7 +84,7 @@ PYTHON_EXCEPTIONS = {
     # a stub's "not implemented" is no answer, not a crash: priced as a runtime error it would pay
     # an agent to replace it with `return None` (a wrong answer), which is no better
     "NotImplementedError": "wrong_answer",
-    "TimeoutError": "timeout", "TermrlTestTimeout": "timeout", "Timeout": "timeout",
+    "TimeoutError": "timeout", "TermrlTestTimeout": "timeout", "ImportTimedOut": "timeout", "Timeout": "timeout",
     "MemoryError": "memory",
     "CodeUnderTestDied": "runtime.crash",  # termrl.verify.isolate: the agent's worker process ended mid-call
 }

@@ -384,6 +384,63 @@ def test_a_hang_in_one_test_leaves_the_next_test_a_fresh_worker():
     assert tests_by_name["test_add_after"].outcome == "passed", describe(ev)
 
 
+def test_a_module_whose_import_hangs_costs_one_time_limit_not_one_per_test():
+    """Tests that import the agent's module afresh each time (every built-in Python task's do):
+    the first import that runs out its test's alarm is a timeout, the later ones are timeouts at
+    once. Same outcomes, one time limit instead of five."""
+    tests = """
+    import importlib, sys
+
+    def load():
+        if "impl" in sys.modules:
+            return importlib.reload(sys.modules["impl"])
+        return importlib.import_module("impl")
+
+    def test_0():
+        assert load().add(1, 1) == 2
+
+    def test_1():
+        assert load().add(1, 2) == 3
+
+    def test_2():
+        assert load().add(1, 3) == 4
+
+    def test_3():
+        assert load().add(1, 4) == 5
+
+    def test_4():
+        assert load().add(1, 5) == 6
+    """
+    impl = "import time\ntime.sleep(10**6)\n\ndef add(a, b):\n    return a + b\n"
+    task = make_task("isolate-import-hang", {"test_load.py": tests})
+    ev = planted(task, {"impl.py": impl}, per_test_timeout=2)
+    assert [t.error_class for t in ev.tests] == ["timeout"] * 5, describe(ev)
+    assert sum(t.duration_s for t in ev.tests) < 2 * 2 + 2, describe(ev)  # one alarm, not five
+    assert ev.tests[1].exc_type == "ImportTimedOut" and "earlier test" in ev.tests[1].message
+
+
+def test_a_fixture_that_runs_a_hanging_program_is_stopped_by_the_alarm():
+    """The alarm covers setup (fixtures) and teardown, not only the test's body."""
+    tests = """
+    import subprocess, pytest
+
+    @pytest.fixture
+    def built():
+        subprocess.run(["sh", "./build.sh"], timeout=120)
+        return True
+
+    def test_0(built):
+        assert built
+
+    def test_1(built):
+        assert built
+    """
+    task = make_task("isolate-fixture-hang", {"test_build.py": tests})
+    ev = planted(task, {"build.sh": "sleep 100000\n"}, per_test_timeout=2)
+    assert [(t.outcome, t.error_class) for t in ev.tests] == [("error", "timeout")] * 2, describe(ev)
+    assert sum(t.duration_s for t in ev.tests) < 10, describe(ev)
+
+
 def test_code_under_test_that_ends_its_process_is_a_crash_of_that_test_only():
     tests = """
     from impl import add, leave
