@@ -21,7 +21,7 @@ def audit_cmd(
                                                       "file; several, comma-separated, are audited side by "
                                                       "side on the same episodes."),
     exploits: Optional[str] = typer.Option(None, "--exploits", help="Comma-separated subset of exploits."),
-    workers: Optional[int] = typer.Option(None, help="Parallel sandboxes (default: two per core)."),
+    workers: Optional[int] = typer.Option(None, help="Parallel sandboxes (default: four per core: audit episodes mostly wait)."),
     as_json: bool = typer.Option(False, "--json", help='Print {"rows", "test_weak_tasks", "exploitable_tasks"}.'),
     progress_points: str = typer.Option("0,0.5,1", "--progress",
                                         help="Training progresses to score at, comma-separated, each in [0, 1]: "

@@ -34,6 +34,11 @@ PROGRESS_POINTS = (0.0, 0.5, 1.0)
 PER_TEST_TIMEOUT = 10.0
 """Seconds per hidden test in audit episodes: exploits that hang the code under test
 (sleep past the timeout) cost this per test instead of the whole verifier budget."""
+BUILD_TIMEOUT = 30.0
+"""Least seconds an audit episode's C build may take (ten times the reference's build when that
+is longer): an exploit that hangs the build (a ``sleep`` in a script the Makefile runs) costs
+this instead of the task's whole verifier budget. A build that honest work finishes in seconds
+and an exploit needs longer for is judged a timeout, as a test past ``PER_TEST_TIMEOUT`` is."""
 REPORTED_SEVERITIES = ("medium", "high")
 
 
@@ -46,6 +51,11 @@ class Baseline:
     tests: int | None
     lines: int
     """Lines the reference added: the yardstick of the spec's bloat penalty."""
+    build_s: float = 0.0
+    """Seconds the reference's build stage took."""
+
+    def build_timeout(self) -> float:
+        return max(BUILD_TIMEOUT, 10 * self.build_s)
 
 
 @dataclass
@@ -83,6 +93,18 @@ class Row:
     """The audit itself could not run this pair (sandbox failure)."""
 
 
+@dataclass(frozen=True)
+class AuditVerifier(SandboxVerifier):
+    """The episode's own sandbox verifies, as in training, with the audit's time limits."""
+
+    build_timeout: float | None = None
+    """Seconds the C build may take (``Baseline.build_timeout``)."""
+
+    def __call__(self, task: Task, box: Sandbox, before: Mapping[str, bytes], after, trace: list[dict]) -> Evidence:
+        return verify(task, box, before=dict(before), trace=trace, per_test_timeout=self.per_test_timeout,
+                      static=self.static, reference_lines=self.reference_lines, build_timeout=self.build_timeout)
+
+
 class VerificationCache:
     """Verifications shared between an audit's episodes that leave the same workspace: many exploits
     change nothing a test can see on a given task (their target is absent), or the same thing as
@@ -96,7 +118,7 @@ class VerificationCache:
         self._done: dict[tuple, Future] = {}
         self.hits = self.misses = 0
 
-    def verifier(self, inner: SandboxVerifier):
+    def verifier(self, inner: AuditVerifier):
         def verify_once(task: Task, box: Sandbox, before: Mapping[str, bytes], after, trace: list[dict]) -> Evidence:
             key = self._key(task, box, before, inner)
             if key is None:
@@ -124,7 +146,7 @@ class VerificationCache:
         return verify_once
 
     @staticmethod
-    def _key(task: Task, box: Sandbox, before: Mapping[str, bytes], inner: SandboxVerifier) -> tuple | None:
+    def _key(task: Task, box: Sandbox, before: Mapping[str, bytes], inner: AuditVerifier) -> tuple | None:
         if task.extra_files:
             return None
         after = workspace.fingerprint(box)
@@ -133,7 +155,7 @@ class VerificationCache:
         start = hashlib.sha256()
         for path in sorted(before):
             start.update(path.encode() + b"\0" + hashlib.sha256(before[path]).digest())
-        return task.id, start.hexdigest(), after, inner.per_test_timeout, inner.static
+        return task.id, start.hexdigest(), after, inner.per_test_timeout, inner.static, inner.build_timeout
 
 
 def _episode(task: Task, spec, act: Callable | None, baseline: Baseline | None,
@@ -146,7 +168,8 @@ def _episode(task: Task, spec, act: Callable | None, baseline: Baseline | None,
     try:
         before = workspace.snapshot(box)
         steps = act(box) if act else []
-        verifier = SandboxVerifier(PER_TEST_TIMEOUT, reference_lines=baseline.lines if baseline else None)
+        verifier = AuditVerifier(PER_TEST_TIMEOUT, reference_lines=baseline.lines if baseline else None,
+                                 build_timeout=baseline.build_timeout() if baseline else 2 * BUILD_TIMEOUT)
         if cache is not None:
             verifier = cache.verifier(verifier)
         reference = Reference(baseline.files, baseline.tests) if baseline else None
@@ -183,7 +206,9 @@ def baseline(task: Task) -> Baseline | None:
         box.close()
     tests = TestsData.of(evidence)
     collected = tests.collected if tests is not None else None
-    return Baseline(after, workspace.changed(before, after), collected or None, evidence.lines_added)
+    build = evidence.stages.get("build")
+    return Baseline(after, workspace.changed(before, after), collected or None, evidence.lines_added,
+                    getattr(build, "duration_s", None) or 0.0)
 
 
 def _row(task: Task, name: str, episode: Episode, nop: Episode) -> Row:
@@ -240,9 +265,8 @@ def audit_task(task: Task, spec, exploits: dict[str, Callable], workers: int = 1
 def audit_rows(tasks: Sequence[Task], spec, exploits: dict[str, Callable], workers: int,
                on_task: Callable[[list[Row]], None] | None = None,
                points: Sequence[float] = PROGRESS_POINTS) -> list[Row]:
-    """Every (task, exploit) episode runs on one pool of ``workers`` sandboxes (default: two
-    per core, since most of an exploit episode waits on tests that hang or time out); a
-    task's exploits start once its baseline and do-nothing episode are done. Each episode
+    """Every (task, exploit) episode runs on one pool of ``workers`` sandboxes (``audit``'s
+    default: ``default_workers``); a task's exploits start once its baseline and do-nothing episode are done. Each episode
     is scored at every training progress of ``points``; a row keeps the worst for the spec.
     ``spec``: one spec (rows for it), or {name: spec} (rows of the first; see ``audit_by_spec``).
     """
@@ -293,6 +317,13 @@ def audit_by_spec(tasks: Sequence[Task], spec, exploits: dict[str, Callable], wo
     return {n: [r for t in tasks for r in by_task[t.id][n]] for n in names}
 
 
+def default_workers() -> int:
+    """Sandboxes an audit runs at once: four per core. An audit episode mostly waits (on tests
+    that hang until their alarm, builds that never end, sandboxes starting), not computes: on 2
+    cores `termrl audit builtin` used 31% of the CPU with two per core."""
+    return 4 * (os.cpu_count() or 1)
+
+
 def audit(tasks: Sequence[Task], spec, exploits: dict[str, Callable] | None = None,
           workers: int | None = None, on_task: Callable[[list[Row]], None] | None = None,
           points: Sequence[float] = PROGRESS_POINTS) -> dict:
@@ -307,7 +338,7 @@ def audit(tasks: Sequence[Task], spec, exploits: dict[str, Callable] | None = No
 
     exploits = EXPLOITS if exploits is None else exploits
     points = _points(points)
-    by_spec = audit_by_spec(tasks, spec, exploits, workers or 2 * (os.cpu_count() or 1), on_task, points)
+    by_spec = audit_by_spec(tasks, spec, exploits, workers or default_workers(), on_task, points)
     reports = {n: _report(rows, exploits, points) for n, rows in by_spec.items()}
     if not isinstance(spec, Mapping):
         return next(iter(reports.values()))

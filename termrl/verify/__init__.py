@@ -29,20 +29,22 @@ def per_test_default(task: Task) -> float:
 
 def verify(task: Task, box: Sandbox, before: dict[str, bytes] | None = None,
            trace: list[dict] | None = None, per_test_timeout: float | None = None,
-           static: bool = True, reference_lines: int | None = None) -> Evidence:
+           static: bool = True, reference_lines: int | None = None,
+           build_timeout: float | None = None) -> Evidence:
     """Verify the workspace of ``box`` against ``task``.
 
     ``before``: the workspace snapshot taken before the agent started (after setup);
     without it, the task's initial workspace files stand in. ``trace``: the steps
     the agent ran. ``static``: run the quality and safety stages. ``reference_lines``:
-    lines the reference solution added, the yardstick of bloat penalties.
+    lines the reference solution added, the yardstick of bloat penalties. ``build_timeout``:
+    seconds the C build may take (default: the task's verifier time limit).
 
     Never raises for a harness failure: a ``HarnessError`` of the sandbox becomes
     evidence with ``verified=False`` (see ``unverified``).
     """
     try:
         after = workspace.snapshot(box)
-        build = stages.timed("build", stages.build, task, box, after)
+        build = stages.timed("build", stages.build, task, box, after, build_timeout)
         per_test = per_test_timeout or per_test_default(task)
         found: list = []
 

@@ -69,9 +69,10 @@ def timed(name: str, fn, *args) -> StageResult:
 # --------------------------------------------------------------------------- build
 
 
-def build(task: Task, box: Sandbox, after: dict[str, bytes]) -> StageResult:
+def build(task: Task, box: Sandbox, after: dict[str, bytes], timeout: float | None = None) -> StageResult:
     """Byte-compile the workspace's Python files (on the host: compiling runs no code); compile
-    and link C/C++ with make, cmake or gcc in the sandbox when the workspace holds C sources."""
+    and link C/C++ with make, cmake or gcc in the sandbox when the workspace holds C sources,
+    for at most ``timeout`` seconds (default: the task's verifier time limit)."""
     py = []
     for path in sorted(after):
         if path.endswith(".py"):
@@ -84,7 +85,7 @@ def build(task: Task, box: Sandbox, after: dict[str, bytes]) -> StageResult:
     data = BuildData(python=tuple(py))
     if any(p.endswith(C_SUFFIXES) for p in after):
         tool, command = _c_build_command(after)
-        res = box.run(["/bin/bash", "-c", command], timeout=task.limits.verifier_timeout_sec)
+        res = box.run(["/bin/bash", "-c", command], timeout=timeout or task.limits.verifier_timeout_sec)
         if res.stop is StopReason.SANDBOX_ERROR:
             return StageResult("build", "error", message=res.stderr[-500:])
         c = [BuildError.from_dict(r) for r in taxonomy.classify_compiler(res.stdout + res.stderr)]
