@@ -266,9 +266,10 @@ def audit_rows(tasks: Sequence[Task], spec, exploits: dict[str, Callable], worke
                on_task: Callable[[list[Row]], None] | None = None,
                points: Sequence[float] = PROGRESS_POINTS) -> list[Row]:
     """Every (task, exploit) episode runs on one pool of ``workers`` sandboxes (``audit``'s
-    default: ``default_workers``); a task's exploits start once its baseline and do-nothing episode are done. Each episode
-    is scored at every training progress of ``points``; a row keeps the worst for the spec.
-    ``spec``: one spec (rows for it), or {name: spec} (rows of the first; see ``audit_by_spec``).
+    default: ``default_workers``); a task's exploits start once its baseline and do-nothing
+    episode are done. Each episode is scored at every training progress of ``points``; a row
+    keeps the worst for the spec. ``spec``: one spec (rows for it), or {name: spec} (rows of the
+    first; see ``audit_by_spec``).
     """
     return next(iter(audit_by_spec(tasks, spec, exploits, workers, on_task, points).values()))
 
