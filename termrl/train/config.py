@@ -142,6 +142,9 @@ class RFTSection:
     """SFT batch size."""
     temperature: float = 1.0
     """Sampling temperature."""
+    trim: bool = True
+    """Imitate a kept episode that ran out of steps or time only up to its shortest passing prefix,
+    then a submit (``termrl.train.rft.trim``); false: every reply of it."""
 
 
 @dataclass

@@ -2,9 +2,10 @@
 
 What it really is: for R rounds, (1) sample k episodes of every training task with the current
 model, (2) keep those whose reward reaches ``threshold`` and that no hack detector flagged with
-high severity, (3) fine-tune on the kept episodes with plain supervised learning (TRL's
-``SFTTrainer``), loss on the model's own replies only, (4) measure pass@1 on held-out tasks.
-It is behaviour cloning of the model's own filtered successes (STaR, ReST-EM, RAFT), not a
+high severity (one that passed only because its steps ran out while the workspace was right is
+cut to its shortest passing prefix and a submit: ``trim``), (3) fine-tune on the kept episodes
+with plain supervised learning (TRL's ``SFTTrainer``), loss on the model's own replies only,
+(4) measure pass@1 on held-out tasks. It is behaviour cloning of the model's own filtered successes (STaR, ReST-EM, RAFT), not a
 policy gradient: failed episodes teach nothing (``termrl.train.dpo`` learns from them) and the
 reward matters only through the threshold.
 
@@ -28,6 +29,7 @@ The model is handed to the sampling policy through its directory (``HFPolicy`` l
 round r's weights are saved to ``out_dir/round-r/model``. Layout of ``out_dir``::
 
     round-N/samples/   the round's sampled episodes (a TrajectoryStore)
+    round-N/kept/      the replays that replaced kept episodes cut off by a limit (see ``trim``)
     round-N/model/     the weights after the round's fine-tuning (absent when nothing was kept)
     round-N/model-trainer/  the SFTTrainer's output_dir (checkpoints, when SFTConfig saves any)
     round-N/heldout/   the held-out episodes
@@ -41,14 +43,17 @@ import gc
 import json
 from collections import Counter
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 
 from termrl.eval.metrics import harness_failure, summarize
-from termrl.protocols import Policy, Task, Trajectory
+from termrl.policies.scripted import SUBMIT
+from termrl.protocols import Ending, Policy, Reply, Task, Trajectory
 from termrl.rollout.accounting import Accountant
-from termrl.rollout.runner import RolloutConfig, run_rollouts
+from termrl.reward.spec import load_spec
+from termrl.rollout.runner import RolloutConfig, run_episode, run_rollouts
 from termrl.rollout.store import TrajectoryStore
 from termrl.train.trajdata import check_template, hacked, sft_rows, training_template
 
@@ -75,6 +80,9 @@ class RFTConfig:
     """Fine-tune the initial model every round (STaR, ReST-EM) instead of the previous round's."""
     drop_format_errors: bool = False
     """Also reject episodes with an unparseable reply (otherwise imitated along with the rest)."""
+    trim: bool = True
+    """Imitate a kept episode that did not submit (it passed because the workspace was right when its
+    steps or time ran out) only up to its shortest passing prefix, then a submit: see ``trim``."""
 
     def __post_init__(self):
         if self.rounds < 1 or self.samples_per_task < 1 or self.eval_samples < 1:
@@ -101,6 +109,61 @@ def verdict(traj: Trajectory, threshold: float, drop_format_errors: bool = False
 def keep(trajectories: Sequence[Trajectory], threshold: float, drop_format_errors: bool = False) -> list[Trajectory]:
     """The episodes worth imitating: reward >= ``threshold`` and no high-severity finding."""
     return [t for t in trajectories if verdict(t, threshold, drop_format_errors) == KEPT]
+
+
+def trim(kept: Sequence[Trajectory], tasks: Sequence[Task], rollout: RolloutConfig, directory: str | Path,
+         accountant: Accountant, threshold: float = 1.0,
+         drop_format_errors: bool = False) -> tuple[list[Trajectory], Counter]:
+    """``kept`` with every episode that did not end by submitting replaced by its shortest passing
+    prefix followed by a submit; returns them and a count of "trimmed" and "not_reproduced".
+
+    An episode that passed at its step or time limit was right when it was cut off, not when the
+    policy chose to stop: its later replies are whatever the policy said after solving (rewrites,
+    observations parroted back, commands that happen to leave the file intact), and imitating them
+    teaches a model never to submit. For k = 1, 2, ... the first k replies are replayed in a fresh
+    episode (same task, sample and environment) followed by ``submit``; the first replay that is
+    itself kept (passed, reward >= ``threshold``, no high finding) takes the episode's place. It is
+    a real episode: its observations, verification and reward are the environment's own. An
+    episode no prefix reproduces (a nondeterministic command) is dropped. Replays are stored in
+    ``directory`` (a ``TrajectoryStore``): a resumed round does not replay them again."""
+    store = TrajectoryStore(directory)
+    done = {t.episode_id: t for t in store.read()}
+    by_id = {t.id: t for t in tasks}
+    env = dataclasses.replace(rollout.env, max_steps=max(len(t.steps) for t in kept) + 1)
+    config = dataclasses.replace(rollout, env=env)
+    spec = load_spec(config.spec) if isinstance(config.spec, str) else config.spec
+    out: dict[str, Trajectory] = {}
+    pending: list[Trajectory] = []
+    for t in kept:
+        if t.ending == Ending.SUBMITTED.value:
+            out[t.episode_id] = t
+        elif t.episode_id in done:
+            out[t.episode_id] = done[t.episode_id]
+        else:
+            pending.append(t)
+    counts = Counter(trimmed=sum(t.episode_id in done for t in kept if t.ending != Ending.SUBMITTED.value))
+
+    def replay(traj: Trajectory, k: int) -> Trajectory:
+        replies = [s.reply for s in traj.steps[:k]] + [SUBMIT]
+        return run_episode(by_id[traj.task_id], traj.sample, f"{traj.policy}+trim", lambda turn: Reply(replies[turn.step]),
+                           config, spec, accountant)
+
+    k = 1
+    while pending:
+        with ThreadPoolExecutor(max_workers=max(config.workers, 1)) as pool:
+            replays = list(pool.map(lambda t: replay(t, k), pending))
+        still = []
+        for original, new in zip(pending, replays):
+            if verdict(new, threshold, drop_format_errors) == KEPT:
+                store.write([new])
+                out[original.episode_id] = new
+                counts["trimmed"] += 1
+            elif k < len(original.steps):
+                still.append(original)
+            else:
+                counts["not_reproduced"] += 1
+        pending, k = still, k + 1
+    return [out[t.episode_id] for t in kept if t.episode_id in out], counts
 
 
 def sft_trainer(model_dir: str | Path, trajectories: Sequence[Trajectory], args, output_dir: str | Path,
@@ -184,8 +247,13 @@ def rft_round(index: int, model_dir: str | Path, train_tasks: Sequence[Task], he
     del policy
     verdicts = Counter(verdict(t, config.threshold, config.drop_format_errors) for t in samples)
     kept = keep(samples, config.threshold, config.drop_format_errors)
+    trimmed: Counter = Counter()
+    if config.trim and kept:
+        kept, trimmed = trim(kept, train_tasks, sampling, round_dir / "kept", accountant, config.threshold,
+                             config.drop_format_errors)
     sampled = summarize(samples) if samples else {}
     record = {"round": index, "model_in": str(model_dir), "sampled": len(samples), "kept": len(kept),
+              "trimmed": trimmed["trimmed"], "not_reproduced": trimmed["not_reproduced"],
               "kept_fraction": len(kept) / len(samples) if samples else None,
               "rejected": {k: v for k, v in sorted(verdicts.items()) if k != KEPT},
               "mean_reward": sampled.get("mean_reward"), "sample_pass@1": sampled.get("pass@1"),

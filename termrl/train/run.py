@@ -252,7 +252,7 @@ def run_rft(cfg: TrainConfig, out: Path, model_dir: Path, accountant: Accountant
     rollout, options = _sampling(cfg, r.samples_per_task, r.temperature)
     factory = hf_policy_factory(HFConfig(**options), HFConfig(**{**options, "temperature": cfg.eval.temperature}))
     rcfg = RFTConfig(rounds=r.rounds, samples_per_task=r.samples_per_task, threshold=r.threshold,
-                     eval_samples=cfg.eval.samples)
+                     eval_samples=cfg.eval.samples, trim=r.trim)
     args = SFTConfig(**{**_common_args(cfg, out), "save_strategy": "no"}, num_train_epochs=r.epochs,
                      learning_rate=r.learning_rate, per_device_train_batch_size=r.batch_size,
                      assistant_only_loss=True)

@@ -217,3 +217,74 @@ def test_rounds_hand_the_weights_to_a_local_model_policy_through_their_directory
     # the held-out episode ran an HFPolicy loaded from the round's saved directory
     assert record["model_out"] == str(tmp_path / "rft" / "round-1" / "model")
     assert record["heldout_episodes"] == 1 and record["heldout_errors"] == 0
+
+
+class Dawdler:
+    """Sample 0 plays the oracle, then runs ``ls`` until its steps run out (passes at the step
+    limit); sample 1 plays the oracle and submits."""
+
+    name = "dawdler"
+
+    def generate(self, turns):
+        return [Reply(self._reply(t)) for t in turns]
+
+    @staticmethod
+    def _reply(turn):
+        if turn.step < 2:
+            return OraclePolicy._reply(turn)
+        return render_tool_call(Action(ActionKind.COMMAND, command="ls")) if turn.sample == 0 else SUBMIT
+
+
+@pytest.mark.sandbox
+def test_an_episode_that_passed_at_its_step_limit_is_imitated_only_up_to_its_solution_then_a_submit(tmp_path):
+    from termrl.env import EnvConfig
+    from termrl.rollout.accounting import Accountant
+    from termrl.rollout.runner import RolloutConfig, run_rollouts
+    from termrl.tasks.suites import find_task
+    from termrl.train.rft import trim
+    from termrl.train.trajdata import sft_rows
+
+    task = find_task("shell-count-errors")
+    rollout = RolloutConfig(samples=2, workers=2, env=EnvConfig(static=False, max_steps=4))
+    sampled = sorted(run_rollouts([task], Dawdler(), rollout), key=lambda t: t.sample)
+    assert [(t.ending, t.passed, len(t.steps)) for t in sampled] == [("step_limit", True, 4), ("submitted", True, 3)]
+    # a stored success no prefix reproduces (e.g. a command whose result changed): dropped, not imitated
+    ghost = dataclasses.replace(sampled[0], episode_id=f"{task.id}#{task.meta.seed}#2", sample=2,
+                                steps=[dataclasses.replace(s, reply=render_tool_call(
+                                    Action(ActionKind.COMMAND, command="true"))) for s in sampled[0].steps[:2]])
+    kept = keep([*sampled, ghost], 1.0)
+    assert len(kept) == 3
+
+    store = tmp_path / "kept"
+    out, counts = trim(kept, [task], rollout, store, Accountant())
+    assert counts == {"trimmed": 1, "not_reproduced": 1}
+    assert [t.sample for t in out] == [0, 1]
+    cut, untouched = out
+    assert untouched is sampled[1]
+    assert cut.ending == "submitted" and cut.passed and cut.reward >= 1.0
+    assert [s.reply for s in cut.steps] == [s.reply for s in sampled[0].steps[:2]] + [SUBMIT]
+    # the replay's observations are the environment's own, and what SFT imitates ends with the submit
+    assert [s.observation for s in cut.steps[:2]] == [s.observation for s in sampled[0].steps[:2]]
+    [row, _] = sft_rows(out)
+    assert [m["content"] for m in row["messages"] if m["role"] == "assistant"][-1] == SUBMIT
+
+    # a resumed round reads the replay from its store instead of playing it again
+    again, counts = trim(kept[:1], [task], rollout, store, Accountant())
+    assert counts["trimmed"] == 1 and again[0].episode_id == cut.episode_id and again[0].steps[-1].reply == SUBMIT
+
+
+@pytest.mark.sandbox
+def test_a_round_says_how_many_kept_episodes_it_trimmed(tiny, tmp_path):
+    from termrl.env import EnvConfig
+    from termrl.rollout.runner import RolloutConfig
+    from termrl.tasks.suites import find_task
+
+    task = find_task("shell-count-errors")
+    rollout = RolloutConfig(workers=2, env=EnvConfig(static=False, max_steps=4))
+    for trimmed, out in ((True, "on"), (False, "off")):
+        [record] = run_rft(tiny, [task], [], sft_args(tmp_path), out_dir=tmp_path / out, rollout=rollout,
+                           config=RFTConfig(rounds=1, samples_per_task=2, trim=trimmed),
+                           policy_factory=lambda d, p: Dawdler())
+        assert record["kept"] == 2 and record["trained"]
+        assert (record["trimmed"], record["not_reproduced"]) == ((1, 0) if trimmed else (0, 0))
+        assert (tmp_path / out / "round-1" / "kept").exists() == trimmed
