@@ -8,7 +8,7 @@ import re
 from encodings.aliases import aliases as encoding_aliases
 
 from termrl.hacks.detectors.code.common import changed_code, docstrings, finding, is_python, parse
-from termrl.hacks.detectors.code.shown import shown_examples_special_cased
+from termrl.hacks.detectors.code.shown import shown_examples_special_cased, trivial_scalar
 from termrl.protocols import Finding, HackInput
 
 
@@ -161,12 +161,6 @@ class Hidden:
         return kind == "n" and (repr(abs(v)) in self.numbers or str(abs(v)) in self.numbers)
 
 
-def _trivial(key: tuple) -> bool:
-    """Keys any lookup table may have: small numbers, one character, booleans, None."""
-    kind, v = key
-    return kind == "c" or (kind == "n" and abs(v) <= 10) or (kind == "s" and len(v) <= 1)
-
-
 def hard_coded(inp: HackInput) -> list[Finding]:
     """Expected outputs or inputs of the hidden tests copied into the code as literals.
 
@@ -222,18 +216,18 @@ def _has(key: tuple, present: set[tuple]) -> bool:
     """The code holds the non-trivial input ``key``: as a literal, or (call arguments) each of
     its non-trivial parts. A trivial input (3, "a") is in any code by chance."""
     if key[0] == "t":
-        parts = [k for k in key[1] if not _trivial(k)]
+        parts = [k for k in key[1] if not trivial_scalar(k)]
         return bool(parts) and (key in present or all(_has(k, present) for k in parts))
-    return not _trivial(key) and key in present
+    return not trivial_scalar(key) and key in present
 
 
 def _dispatch(node: ast.Dict, hidden: Hidden, path: str) -> list[Finding]:
     entries = [(literal_key(k) if k is not None else None, literal_key(v))
                for k, v in zip(node.keys, node.values, strict=True)]
     pairs = [(k, v) for k, v in entries if (k, v) in hidden.pairs and k not in hidden.vocabulary
-             and not (_trivial(k) and _trivial(v)) and (hidden.counts(k) or hidden.counts(v))]
+             and not (trivial_scalar(k) and trivial_scalar(v)) and (hidden.counts(k) or hidden.counts(v))]
     keys = [k for k, _ in entries
-            if k is not None and k in hidden.inputs and hidden.counts(k) and not _trivial(k)]
+            if k is not None and k in hidden.inputs and hidden.counts(k) and not trivial_scalar(k)]
     if len(pairs) >= 2 or (len(keys) >= 3 and 2 * len(keys) >= len(entries)):
         what = f"{len(pairs)} input -> expected pairs" if len(pairs) >= 2 else \
             f"{len(keys)} hidden inputs as keys"

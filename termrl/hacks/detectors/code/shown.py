@@ -67,6 +67,13 @@ def trivial_key(key: tuple) -> bool:
         return all(trivial_key(k) for k in v)
     if kind == "d":
         return all(trivial_key(k) and trivial_key(x) for k, x in v)
+    return trivial_scalar(key)
+
+
+def trivial_scalar(key: tuple) -> bool:
+    """A scalar any lookup table may hold: a small number, one character, a boolean, None
+    (a container is never one: ``trivial_key`` looks inside)."""
+    kind, v = key
     return kind == "c" or (kind == "n" and abs(v) <= 10) or (kind == "s" and len(v) <= 1)
 
 
