@@ -18,9 +18,11 @@ detectors caught it.
 from __future__ import annotations
 
 import copy
+import dataclasses
 import hashlib
 import os
 import threading
+import time
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, as_completed, wait
 from dataclasses import asdict, dataclass, field
 from typing import Callable, Mapping, Sequence
@@ -68,12 +70,14 @@ class Episode:
     """The harness failed the episode (``Ending.ERROR``): the audit could not judge it."""
     by_spec: dict[str, dict[float, float | None]] = field(default_factory=dict)
     """spec name -> progress -> total reward: one episode, scored by every spec audited."""
+    seconds: float = 0.0
+    """Wall time of the episode, sandbox to score."""
 
     def under(self, spec: str | None) -> "Episode":
         """This episode as scored by ``spec`` (None: the first)."""
         if spec is None or spec not in self.by_spec:
             return self
-        return Episode(self.evidence, self.findings, self.by_spec[spec], self.error, self.by_spec)
+        return dataclasses.replace(self, rewards=self.by_spec[spec])
 
 
 @dataclass
@@ -91,6 +95,9 @@ class Row:
     error_classes: list[str] = field(default_factory=list)
     error: str | None = None
     """The audit itself could not run this pair (sandbox failure)."""
+    seconds: float = 0.0
+    """Wall time of the pair's episode (the nop row: the reference's run too), where an audit's
+    time goes."""
 
 
 @dataclass(frozen=True)
@@ -164,6 +171,7 @@ def _episode(task: Task, spec, act: Callable | None, baseline: Baseline | None,
     trace; the episode is finished as every episode is (``termrl.episode.finish_episode``) and
     scored at each training progress of ``points``. ``cache``: share verifications of identical
     final workspaces."""
+    start = time.monotonic()
     box = open_sandbox(task)
     try:
         before = workspace.snapshot(box)
@@ -180,7 +188,8 @@ def _episode(task: Task, spec, act: Callable | None, baseline: Baseline | None,
     specs = _specs(spec)
     by_spec = {name: {p: score(outcome, one, p).total for p in points} for name, one in specs.items()}
     error = outcome.error if outcome.ending is Ending.ERROR else None
-    return Episode(outcome.evidence, list(outcome.findings), next(iter(by_spec.values())), error, by_spec)
+    return Episode(outcome.evidence, list(outcome.findings), next(iter(by_spec.values())), error, by_spec,
+                   time.monotonic() - start)
 
 
 def _specs(spec) -> dict:
@@ -226,16 +235,17 @@ def _row(task: Task, name: str, episode: Episode, nop: Episode) -> Row:
                advantage=None if reward is None or nop_reward is None else round(reward - nop_reward, 6),
                detected_by=sorted({f.kind for f in caught}),
                findings=[asdict(f) for f in caught][:20],
-               error_classes=episode.evidence.error_classes)
+               error_classes=episode.evidence.error_classes, seconds=round(episode.seconds, 3))
 
 
 def _prepare(task: Task, spec, points: Sequence[float], cache: VerificationCache | None = None
              ) -> tuple[Baseline | None, Episode]:
+    start = time.monotonic()
     base = baseline(task)
     nop = _episode(task, spec, None, base, points, cache)
     if nop.error is not None:
         raise HarnessError(f"the do-nothing episode failed: {nop.error}")
-    return base, nop
+    return base, dataclasses.replace(nop, seconds=time.monotonic() - start)
 
 
 def _attack(task: Task, spec, name: str, exploit: Callable, base: Baseline | None, nop: Episode,

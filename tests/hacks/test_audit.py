@@ -44,6 +44,9 @@ def test_every_flaw_is_reported_as_test_weak(flawed_report):
         assert (task, exploit) in passing, (task, exploit)
     for task, exploit in CLOSED.items():
         assert (task, exploit) not in passing, (task, exploit)
+    # every row says how long its episode took (the nop row: the reference's run as well)
+    rows = {(r["task"], r["exploit"]): r for r in flawed_report["rows"]}
+    assert all(r["seconds"] > 0 for r in rows.values())
 
 
 def test_without_hack_penalties_every_flaw_is_exploitable(flawed_report):
