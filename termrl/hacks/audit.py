@@ -315,6 +315,11 @@ def audit_by_spec(tasks: Sequence[Task], spec, exploits: dict[str, Callable], wo
                                 for name, fn in exploits.items()]
         pending = dict(attacks)
         while pending:
+            # wait on the running episodes only: a finished one would wake this loop at once,
+            # and the spinning loop held the GIL the episode threads' host work needs
+            running = [f for fs in pending.values() for f in fs if not f.done()]
+            if running:
+                wait(running, return_when=FIRST_COMPLETED)
             for tid, futures in list(pending.items()):
                 if all(f.done() for f in futures):
                     for future in futures:
@@ -323,8 +328,6 @@ def audit_by_spec(tasks: Sequence[Task], spec, exploits: dict[str, Callable], wo
                     del pending[tid]
                     if on_task:
                         on_task(by_task[tid][names[0]])
-            if pending:
-                wait([f for fs in pending.values() for f in fs], return_when=FIRST_COMPLETED)
     return {n: [r for t in tasks for r in by_task[t.id][n]] for n in names}
 
 
