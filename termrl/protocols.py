@@ -120,6 +120,9 @@ class Task:
     """Shell commands run in ``workdir`` after the files are in place and before the agent starts."""
     env: Mapping[str, str] = field(default_factory=dict)
     """Environment variables of the task (Dockerfile ENV), set for the agent and the tests."""
+    python_requirements: tuple[str, ...] = ()
+    """Python packages the task's environment installs (its Dockerfile's ``pip install`` lines):
+    built once into a cached directory the sandbox mounts read-only (``termrl.tasks.pyenv``)."""
     tests: Files = field(default_factory=dict)
     """Hidden tests: never visible to the agent; copied in fresh at verification."""
     holdout_tests: Files = field(default_factory=dict)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shutil
+from pathlib import Path
 
 import pytest
 
@@ -15,3 +16,27 @@ def pytest_sessionstart(session):
                if not found]
     if missing:
         raise pytest.UsageError(f"termrl's tests need {', '.join(missing)}: run scripts/setup.sh first")
+
+
+@pytest.fixture(scope="session", autouse=True)
+def offline_environment_cache(tmp_path_factory):
+    """Task environments (``termrl.tasks.pyenv``) build into a private cache, from a local folder
+    only: no test downloads a package, and none finds one a previous run left behind. A test that
+    builds one puts its wheels in ``PIP_FIND_LINKS``'s folder (``tests/tasks/wheels.py``)."""
+    import os
+
+    import tempfile
+
+    links = tmp_path_factory.mktemp("wheels")
+    # not under pytest's private temp dir: a sandbox run as nobody must reach the cache
+    cache = Path(tempfile.mkdtemp(prefix="termrl-test-cache-"))
+    cache.chmod(0o755)
+    saved = {k: os.environ.get(k) for k in ("TERMRL_CACHE", "PIP_NO_INDEX", "PIP_FIND_LINKS")}
+    os.environ.update(TERMRL_CACHE=str(cache), PIP_NO_INDEX="1", PIP_FIND_LINKS=str(links))
+    yield links
+    shutil.rmtree(cache, ignore_errors=True)
+    for k, v in saved.items():
+        if v is None:
+            os.environ.pop(k, None)
+        else:
+            os.environ[k] = v

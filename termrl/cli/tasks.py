@@ -27,6 +27,72 @@ def _entries(suite: str):
         raise typer.Exit(2)
 
 
+def _prepared(entries, quiet: bool = False) -> list:
+    """``entries`` with their Python environments built (``termrl.tasks.pyenv.prepare``), one
+    line per environment on stderr."""
+    from termrl.tasks import pyenv
+
+    def said(result, users: int) -> None:
+        if quiet:
+            return
+        if isinstance(result, pyenv.BuildError):
+            err.print(f"[yellow]environment failed[/] ({users} tasks): {result}")
+        else:
+            how = "cached" if result.cached else f"built in {result.seconds:.0f} s"
+            err.print(f"environment {result.path.name}: {' '.join(result.requirements)}: "
+                      f"{result.size_bytes / 2**20:.0f} MiB, {how}, {users} tasks")
+
+    return pyenv.prepare(entries, said)
+
+
+@app.command("prepare")
+def prepare_cmd(
+    suite: str = typer.Argument(..., help="builtin, humaneval, mbpp, FAMILY:SEEDS or a directory of tasks"),
+    as_json: bool = typer.Option(False, "--json", help='Print {"environments": [...], "tasks": N}'),
+) -> None:
+    """Build every environment SUITE's tasks need (their Dockerfiles' pip installs), ahead of time.
+
+    Episodes never download: eval, audit, validate and train build what is missing before their
+    first episode. Cache: TERMRL_CACHE (default ~/.cache/termrl; /var/cache/termrl for root)."""
+    from termrl.tasks import pyenv
+
+    entries = _entries(suite)
+    wanted = {pyenv.normalize(e.task.python_requirements) for e in entries
+              if e.task is not None and not e.task.unsupported and e.task.python_requirements}
+    rows: list[dict] = []
+    progress = Progress(TextColumn("building {task.description}"), BarColumn(), MofNCompleteColumn(),
+                        TimeElapsedColumn(), console=err, transient=as_json)
+
+    def done(result, users: int) -> None:
+        if isinstance(result, pyenv.BuildError):
+            rows.append({"requirements": None, "tasks": users, "error": str(result),
+                         "requirement": result.requirement})
+        else:
+            rows.append({"requirements": list(result.requirements), "path": str(result.path), "tasks": users,
+                         "size_bytes": result.size_bytes, "seconds": round(result.seconds, 1),
+                         "cached": result.cached})
+        progress.advance(bar)
+
+    with progress:
+        bar = progress.add_task(f"{suite}: {len(wanted)} environments", total=len(wanted))
+        pyenv.prepare(entries, done)
+    failed = [r for r in rows if r.get("error")]
+    if as_json:
+        typer.echo(json.dumps({"environments": rows, "tasks": len(entries), "failed": len(failed)}))
+    else:
+        table = Table(title=f"{suite}: {len(rows)} environments for {len(entries)} tasks")
+        for col in ("requirements", "tasks", "size", "time"):
+            table.add_column(col)
+        for r in rows:
+            if r.get("error"):
+                table.add_row(f"[red]{r['error'][:200]}[/]", str(r["tasks"]), "", "")
+            else:
+                table.add_row(" ".join(r["requirements"]), str(r["tasks"]), f"{r['size_bytes'] / 2**20:.0f} MiB",
+                              "cached" if r["cached"] else f"{r['seconds']:.0f} s")
+        console.print(table)
+    raise typer.Exit(1 if failed else 0)
+
+
 @app.command("list")
 def list_tasks(suite: str = typer.Argument("builtin", help="builtin, humaneval, mbpp, FAMILY:SEEDS or a directory"),
                as_json: bool = typer.Option(False, "--json")) -> None:
@@ -105,7 +171,7 @@ def validate_cmd(
     if backend not in BACKENDS:
         err.print(f"[red]error:[/] --backend {backend!r}: choose one of {', '.join(BACKENDS)}")
         raise typer.Exit(2)
-    entries = _entries(suite)
+    entries = _prepared(_entries(suite), quiet=as_json)
     progress = Progress(TextColumn("validating {task.description}"), BarColumn(), MofNCompleteColumn(),
                         TimeElapsedColumn(), console=err, transient=as_json, disable=False)
     with progress:

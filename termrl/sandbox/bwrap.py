@@ -156,7 +156,8 @@ class BwrapSandbox(ShellSandbox):
 
     def __init__(self, workdir: str = "/workspace", limits: Limits = Limits(),
                  command_timeout: float = 120.0, dirs: Sequence[str] = (),
-                 env: Mapping[str, str] | None = None, name: str | None = None):
+                 env: Mapping[str, str] | None = None, name: str | None = None,
+                 binds: Mapping[str, str] | None = None):
         if not workdir.startswith("/"):
             raise ValueError(f"workdir must be an absolute path, got {workdir!r}")
         self.workdir = str(PurePosixPath(workdir))
@@ -166,6 +167,8 @@ class BwrapSandbox(ShellSandbox):
         self.name = name or f"sbx-{uuid.uuid4().hex[:12]}"
         self.extra_dirs = sorted({str(PurePosixPath(d)) for d in dirs
                                   if not _within(d, self.workdir)}, key=len)
+        self.binds = dict(binds or {})
+        """{sandbox path: host directory}, mounted read-only (a task's built environment)."""
         self.privileged = os.geteuid() == 0
         self._proc: subprocess.Popen | None = None
         self._shell_pids: set[int] = set()
@@ -215,6 +218,8 @@ class BwrapSandbox(ShellSandbox):
         args += ["--ro-bind", "/usr", "/usr", "--ro-bind", "/etc", "/etc",
                  "--proc", "/proc", "--dev", "/dev",
                  "--bind", str(tmp), "/tmp", "--bind", str(home), "/root"]
+        for sandbox_path, host in sorted(self.binds.items()):
+            args += ["--ro-bind", host, sandbox_path]
         pairs = [(self.workdir, self._fs / "ws")] + [
             (d, self._fs / f"d{i}") for i, d in enumerate(self.extra_dirs)]
         for sandbox_path, host in sorted(pairs, key=lambda p: len(p[0])):

@@ -72,9 +72,10 @@ def _model_dir(cfg: TrainConfig, out: Path) -> Path:
 
 
 def _tasks(suite: str):
+    from termrl.tasks import pyenv
     from termrl.tasks.suites import resolve
 
-    entries = resolve(suite)
+    entries = pyenv.prepare(resolve(suite))
     bad = [e for e in entries if e.task is None]
     if bad:
         raise ValueError(f"suite {suite!r}: task {bad[0].id} cannot be loaded: {bad[0].error}")

@@ -43,6 +43,7 @@ from termrl.protocols import (
     TestKind,
     TestsData,
 )
+from termrl.tasks import pyenv
 from termrl.tasks.runtime import REWARD_DIR, judge_reward_file
 from termrl.verify import taxonomy
 from termrl.verify.pytest_report import STARTED
@@ -123,7 +124,7 @@ def _c_build_command(after: dict[str, bytes]) -> tuple[str, str]:
 
 def run_tests(task: Task, box: Sandbox, per_test_timeout: float) -> tuple[StageResult, list[TestCase]]:
     spec = task.test_spec
-    env = {**dict(task.env), **dict(spec.env), "PYTHONDONTWRITEBYTECODE": "1"}
+    env = {**pyenv.environment(task), **dict(spec.env), "PYTHONDONTWRITEBYTECODE": "1"}
     cwd = spec.cwd or task.workdir
     timeout = task.limits.verifier_timeout_sec
     if spec.kind is TestKind.PYTEST:
@@ -240,7 +241,8 @@ def _pytest(task: Task, box: Sandbox, files, env, cwd, timeout, per_test_timeout
     canary = Canary.draw()
     files, targets = canary.add_to(files, spec.tests_dir, targets)
     key = secrets.token_hex(32)
-    run_env = {**env, "PYTHONPATH": HARNESS_DIR, **report_env(key, spec.tests_dir, per_test_timeout)}
+    path = ":".join([HARNESS_DIR, *([pyenv.MOUNT] if task.python_requirements else [])])
+    run_env = {**env, "PYTHONPATH": path, **report_env(key, spec.tests_dir, per_test_timeout)}
     res = box.run([*PYTEST, *targets], timeout=timeout, cwd=cwd, env=run_env,
                   mounts={spec.tests_dir: files, HARNESS_DIR: _harness_files()}, outputs=[OUT_DIR])
     try:

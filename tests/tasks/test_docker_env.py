@@ -34,7 +34,6 @@ def test_what_cannot_run_here_is_unsupported(tmp_path):
         "WORKDIR /app\nCOPY a.txt /usr/local/bin/tool\n": "/usr/local/bin/tool",
         "WORKDIR /app\nRUN curl -sSL https://example.com/x.sh | sh\n": "needs the network",
         "WORKDIR /app\nRUN apt-get install -y gnucobol3\n": "gnucobol3",
-        "WORKDIR /app\nRUN pip install numpy==2.0\n": "numpy",
         "WORKDIR /app\nCOPY --from=builder /x /y\n": "multi-stage",
     }
     for text, reason in cases.items():
@@ -69,4 +68,19 @@ def test_anything_else_is_not_standard():
     assert not analyze_test_script(unknown_file, TESTS, "run-tests.sh").standard
     needs_pkg = "#!/bin/bash\nuv add pytest==8.4.1 pandas\nuv run pytest $TEST_DIR/test_outputs.py\n"
     plan = analyze_test_script(needs_pkg, TESTS, "run-tests.sh")
-    assert not plan.standard and "pandas" in plan.unsupported
+    assert plan.standard and plan.python_requirements == ["pandas"]  # built into the task's environment
+
+
+def test_pip_lines_become_the_python_environment_less_what_the_sandbox_has(tmp_path):
+    from termrl.tasks.formats.docker_env import sandbox_python_version_of
+
+    pytest_version = sandbox_python_version_of("pytest")
+    assert pytest_version  # the sandbox's python3 brings the test runner
+    env = dockerfile(tmp_path, "FROM ubuntu:24.04\nWORKDIR /app\n"
+                               "RUN pip3 install --no-cache-dir --break-system-packages pytest==8.4.1 "
+                               "pandas==2.3.2 scipy==1.16.1\n"
+                               "RUN pip install -i https://pypi.org/simple Unknown_Pkg>=1 && mkdir out\n"
+                               f"RUN python3 -m pip install pytest=={pytest_version} 'pytest>=1'\n")
+    assert env.unsupported is None and env.setup == ["mkdir out"]
+    # the runner is the sandbox's; an index URL is no requirement; a satisfied pin needs nothing
+    assert env.python_requirements == ["pandas==2.3.2", "scipy==1.16.1", "Unknown_Pkg>=1"]

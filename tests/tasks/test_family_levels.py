@@ -25,7 +25,9 @@ def test_level_2_is_every_family_as_it_always_was():
         name, _, seed = key.rpartition("-")
         family = FAMILIES[name]
         for task in (family.generate(int(seed)), family.generate(int(seed), 2)):
-            assert hashlib.sha256(repr(task).encode()).hexdigest() == digest, key
+            # fields added to Task since then, at their defaults, are not a change of the task
+            text = repr(task).replace(", python_requirements=()", "", 1)
+            assert hashlib.sha256(text.encode()).hexdigest() == digest, key
 
 
 @pytest.mark.parametrize("name", sorted(FAMILIES))

@@ -4,9 +4,12 @@ termrl runs these tasks in its own sandbox, whose system is the host's /usr.
 A Dockerfile is therefore *interpreted*: ``WORKDIR`` gives the workdir,
 ``COPY``/``ADD`` say which files of the task go where, ``ENV`` sets
 variables, and ``RUN`` lines become setup commands, except the installs of
-tools the harness itself uses (tmux, asciinema...). A package install the
-host cannot satisfy, or anything that needs the network, makes the task
-*unsupported*, with the reason: it is never run wrong.
+tools the harness itself uses (tmux, asciinema...). ``pip install`` lines
+(and a test script's) become the task's Python environment: the requirements
+the sandbox's python3 does not already satisfy, built once and mounted
+(``termrl.tasks.pyenv``). A Debian package install the host cannot satisfy,
+or anything else that needs the network, makes the task *unsupported*, with
+the reason: it is never run wrong.
 
 Standard test scripts download curl, uv and pytest at test time. When a
 script is recognised as that template, its pytest files are run with the
@@ -31,8 +34,6 @@ HARNESS_PACKAGES = {"tmux", "asciinema", "curl", "wget", "ca-certificates", "gnu
                     "python3-pip", "python3-venv", "pipx", "software-properties-common", "apt-utils"}
 """Debian packages that the standard images install for the harness, not for the task."""
 TEST_PY_PACKAGES = {"pytest", "pytest-json-ctrf", "pytest-json-report", "pytest-timeout"}
-MODULE_NAMES = {"scikit-learn": "sklearn", "pyyaml": "yaml", "beautifulsoup4": "bs4",
-                "pillow": "PIL", "opencv-python": "cv2", "python-dateutil": "dateutil"}
 NETWORK_WORDS = re.compile(r"\b(curl|wget|apt-get|apt|pip3?|uv|uvx|npm|git\s+clone|conda)\b")
 
 
@@ -45,6 +46,8 @@ class Environment:
     """Absolute path -> file, as the COPY/ADD lines place them."""
     dirs: set[str] = field(default_factory=set)
     """The directories COPY/ADD lines copy into."""
+    python_requirements: list[str] = field(default_factory=list)
+    """What its ``pip install`` lines install that the sandbox's python3 lacks (``termrl.tasks.pyenv``)."""
     unsupported: str | None = None
 
     def is_dir(self, path: str) -> bool:
@@ -74,18 +77,6 @@ def debian_package_installed(name: str) -> bool:
     return res.returncode == 0 and "install ok installed" in res.stdout
 
 
-@functools.lru_cache(maxsize=None)
-def sandbox_python_has(module: str) -> bool:
-    """Whether the sandbox's python3 (/usr/bin/python3) can import ``module``."""
-    res = subprocess.run(["/usr/bin/python3", "-I", "-c", f"import {module}"], capture_output=True)
-    return res.returncode == 0
-
-
-def python_package_module(spec: str) -> str:
-    name = re.split(r"[<>=!~\[;@ ]", spec.strip(), maxsplit=1)[0].lower()
-    return MODULE_NAMES.get(name, name.replace("-", "_"))
-
-
 def _logical_lines(text: str) -> list[str]:
     lines, cur = [], ""
     for raw in text.splitlines():
@@ -103,8 +94,39 @@ def _logical_lines(text: str) -> list[str]:
 
 
 def missing_python_packages(specs: list[str]) -> list[str]:
-    return [s for s in specs if s.split("==")[0].lower() not in TEST_PY_PACKAGES
-            and not sandbox_python_has(python_package_module(s))]
+    """The requirements of ``specs`` the sandbox's python3 does not satisfy (the test runner's
+    own packages aside: the sandbox brings them)."""
+    return [s for s in specs if _project(s) not in TEST_PY_PACKAGES and not sandbox_python_satisfies(s)]
+
+
+def _project(spec: str) -> str:
+    return re.split(r"[<>=!~\[;@ ]", spec.strip(), maxsplit=1)[0].lower().replace("_", "-")
+
+
+def sandbox_python_satisfies(spec: str) -> bool:
+    """Whether the sandbox's python3 already has a distribution meeting ``spec`` (``pandas``,
+    ``numpy==1.26.4``, ``scipy>=1.10``); a requirement it cannot read is never satisfied."""
+    from packaging.requirements import InvalidRequirement, Requirement
+
+    try:
+        req = Requirement(spec)
+    except InvalidRequirement:
+        return False
+    if req.url:
+        return False
+    if req.marker is not None and not req.marker.evaluate():
+        return True  # not for this interpreter: nothing to install
+    version = sandbox_python_version_of(req.name)
+    return version is not None and (not req.specifier or req.specifier.contains(version, prereleases=True))
+
+
+@functools.lru_cache(maxsize=None)
+def sandbox_python_version_of(project: str) -> str | None:
+    """The version of ``project`` installed for the sandbox's python3, or None."""
+    res = subprocess.run(["/usr/bin/python3", "-I", "-c", "import importlib.metadata as m, sys\n"
+                          "try: print(m.version(sys.argv[1]))\nexcept m.PackageNotFoundError: pass", project],
+                         capture_output=True, text=True)
+    return res.stdout.strip() or None if res.returncode == 0 else None
 
 
 def _apt_packages(cmd: str) -> list[str] | None:
@@ -126,9 +148,25 @@ def _pip_packages(cmd: str) -> list[str] | None:
         rest = words[2:]
     else:
         return None
-    if any(w in ("-r", "--requirement", "-e", "--editable") for w in rest):
+    if any(w in ("-r", "--requirement", "-e", "--editable") or w.startswith(("-r", "--requirement="))
+           for w in rest):
         return None
-    return [w for w in rest if not w.startswith("-")]
+    out, skip = [], False
+    for w in rest:
+        if skip:
+            skip = False
+        elif w in PIP_VALUE_OPTIONS:
+            skip = True
+        elif not w.startswith("-"):
+            out.append(w)
+    return out
+
+
+PIP_VALUE_OPTIONS = {"-i", "--index-url", "--extra-index-url", "-f", "--find-links", "-c", "--constraint",
+                     "-t", "--target", "--prefix", "--root", "--platform", "--python-version", "--implementation",
+                     "--abi", "--trusted-host", "--cache-dir", "--src", "--upgrade-strategy", "--progress-bar",
+                     "--timeout", "--retries", "--proxy", "--python", "-p"}
+"""pip options followed by a value: the value is not a requirement."""
 
 
 def _split_commands(run: str) -> list[str]:
@@ -239,11 +277,7 @@ def _run(env: Environment, arg: str, dockerfile: Path) -> None:
                 return
             continue
         if pip is not None:
-            missing = missing_python_packages(pip)
-            if missing:
-                env.unsupported = (f"{dockerfile.name}: needs Python packages the sandbox's python3 lacks: "
-                                   f"{', '.join(missing)} (nothing is downloaded at run time)")
-                return
+            env.python_requirements += missing_python_packages(pip)
             continue
         if NETWORK_WORDS.search(cmd) and re.search(r"https?://|\b(curl|wget|git clone)\b", cmd):
             env.unsupported = f"{dockerfile.name}: RUN {cmd!r} needs the network"
@@ -265,6 +299,8 @@ class ScriptPlan:
     unsupported: str | None = None
     in_tests_dir: bool = False
     """The script cd's into the tests directory before running pytest."""
+    python_requirements: list[str] = field(default_factory=list)
+    """What the script's ``pip install`` (or ``uvx --with``) lines add to the sandbox's python3."""
 
 
 _PYTEST_RE = re.compile(r"^(?:uv\s+run\s+|uvx\s+.*?\s|python3?\s+-m\s+)?pytest(\s.*)?$")
@@ -281,6 +317,7 @@ _IGNORED = [
 def analyze_test_script(text: str, tests: dict[str, TaskFile], script_name: str) -> ScriptPlan:
     """Recognise the standard 'install uv + pytest, run pytest' template."""
     files: list[str] = []
+    requirements: list[str] = []
     in_tests_dir = False
     for line in _logical_lines(text):
         if line.startswith("#!"):
@@ -303,19 +340,12 @@ def analyze_test_script(text: str, tests: dict[str, TaskFile], script_name: str)
                 continue
             pip = _pip_packages(cmd)
             if pip is not None:
-                missing = missing_python_packages(pip)
-                if missing:
-                    return ScriptPlan(False, unsupported=f"{script_name}: needs Python packages the sandbox "
-                                                         f"lacks: {', '.join(missing)}")
+                requirements += missing_python_packages(pip)
                 continue
             m = _PYTEST_RE.match(cmd)
             if m:
                 if cmd.startswith("uvx"):
-                    withs = re.findall(r"(?:-w|--with)\s+(\S+)", cmd)
-                    missing = missing_python_packages(withs)
-                    if missing:
-                        return ScriptPlan(False, unsupported=f"{script_name}: needs Python packages the "
-                                                             f"sandbox lacks: {', '.join(missing)}")
+                    requirements += missing_python_packages(re.findall(r"(?:-w|--with)\s+(\S+)", cmd))
                 args = shlex.split(m.group(1) or "")
                 skip_next = False
                 for a in args:
@@ -338,12 +368,13 @@ def analyze_test_script(text: str, tests: dict[str, TaskFile], script_name: str)
             return ScriptPlan(False)
     if not files and not any(_PYTEST_RE.match(c) for l in _logical_lines(text) for c in _split_commands(l)):
         return ScriptPlan(False)
-    return ScriptPlan(True, pytest_files=files, in_tests_dir=in_tests_dir)
+    return ScriptPlan(True, pytest_files=files, in_tests_dir=in_tests_dir, python_requirements=requirements)
 
 
 def test_spec_for(script: str, tests: dict[str, TaskFile], name: str, env: tuple[tuple[str, str], ...],
-                  fallback: TestKind, script_file: str) -> tuple[TestSpec, str | None]:
-    """The TestSpec of a Terminal-Bench/Harbor test script, and why it cannot run here (or None).
+                  fallback: TestKind, script_file: str) -> tuple[TestSpec, str | None, list[str]]:
+    """The TestSpec of a Terminal-Bench/Harbor test script, why it cannot run here (or None), and
+    the Python requirements its installs add (built into the task's environment).
 
     The standard template runs its pytest files with the sandbox's pytest; any
     other script runs as it is (``fallback``), unless it needs the network.
@@ -351,11 +382,11 @@ def test_spec_for(script: str, tests: dict[str, TaskFile], name: str, env: tuple
     plan = analyze_test_script(script, tests, name)
     if plan.standard:
         return TestSpec(kind=TestKind.PYTEST, pytest_files=tuple(plan.pytest_files), env=env,
-                        cwd="/tests" if plan.in_tests_dir else ""), None
+                        cwd="/tests" if plan.in_tests_dir else ""), None, plan.python_requirements
     net = script_needs_network(script)
     reason = plan.unsupported or (
         f"{name} is not the standard template and needs the network: {net!r}" if net else None)
-    return TestSpec(kind=fallback, script=script_file, env=env), reason
+    return TestSpec(kind=fallback, script=script_file, env=env), reason, []
 
 
 def script_needs_network(text: str) -> str | None:

@@ -1,0 +1,225 @@
+"""Python layers of imported task environments, built once, cached by content, mounted read-only.
+
+Terminal-Bench and Harbor Dockerfiles install what their tests and programs import with ``pip``
+(``pip3 install pytest==8.4.1 pandas==2.3.2 scipy==1.16.1``). termrl has no image to install
+into: the requirement set of a task (every ``pip install`` of its Dockerfile and test script,
+less the test runner, which the sandbox brings) becomes one directory built by
+``pip install --target`` for the sandbox's interpreter, keyed by that interpreter and the exact
+requirement set, so tasks asking for the same packages share it. The sandbox mounts it
+read-only at ``MOUNT`` and puts it on ``PYTHONPATH`` (its console scripts on ``PATH``), for the
+agent and for the tests alike.
+
+Packages come from the package index (pip's own configuration: ``PIP_INDEX_URL``,
+``PIP_FIND_LINKS``...) when an environment is *built*: ``termrl tasks prepare SUITE`` ahead of
+time, or the commands that run tasks (``tasks validate``, ``eval``, ``audit``) before their first
+episode. An episode never downloads: a task whose environment is not built cannot open a
+sandbox (``SetupError``, a harness error), and a requirement pip cannot satisfy makes the task
+unsupported, naming it.
+
+The cache lives under ``TERMRL_CACHE`` (default ``~/.cache/termrl``; ``/var/cache/termrl`` when
+the harness is root, because the sandbox then runs as ``nobody`` and must be able to read it),
+one directory per environment with a ``manifest.json`` (requirements, interpreter, size, build
+seconds).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import fcntl
+import functools
+import hashlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from termrl.protocols import SetupError
+from termrl.sandbox.bwrap import DEFAULT_PATH
+
+SANDBOX_PYTHON = "/usr/bin/python3"
+"""The interpreter tasks run with in the sandbox (the host's, bound read-only)."""
+MOUNT = "/opt/termrl/pyenv"
+"""Where a task's Python environment appears in the sandbox."""
+MANIFEST = "manifest.json"
+
+
+class BuildError(RuntimeError):
+    """pip could not build an environment; ``requirement`` is the one it could not satisfy, when known."""
+
+    def __init__(self, message: str, requirement: str | None = None):
+        super().__init__(message)
+        self.requirement = requirement
+
+
+def cache_root() -> Path:
+    """``TERMRL_CACHE``, else ``/var/cache/termrl`` for root, else ``~/.cache/termrl``."""
+    if os.environ.get("TERMRL_CACHE"):
+        return Path(os.environ["TERMRL_CACHE"])
+    if os.geteuid() == 0:
+        return Path("/var/cache/termrl")
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "termrl"
+
+
+def canonical(requirement: str) -> str:
+    """A requirement with its project name normalised (PEP 503) and spaces dropped:
+    ``Scikit_Learn == 1.5`` -> ``scikit-learn==1.5``."""
+    text = re.sub(r"\s+", "", requirement)
+    m = re.match(r"[A-Za-z0-9][A-Za-z0-9._-]*", text)
+    if not m:
+        return text
+    return re.sub(r"[-_.]+", "-", m.group(0)).lower() + text[m.end():]
+
+
+def normalize(requirements: Iterable[str]) -> tuple[str, ...]:
+    """The requirement set: canonical, without duplicates, sorted."""
+    return tuple(sorted({canonical(r) for r in requirements if r.strip()}))
+
+
+@functools.lru_cache(maxsize=1)
+def interpreter() -> str:
+    """The sandbox interpreter's identity (implementation, version, machine): part of every key."""
+    res = subprocess.run([SANDBOX_PYTHON, "-I", "-c", "import platform, sys; "
+                          "print(sys.implementation.cache_tag, platform.python_version(), platform.machine())"],
+                         capture_output=True, text=True, timeout=60)
+    if res.returncode != 0:
+        raise BuildError(f"{SANDBOX_PYTHON} does not run: {res.stderr.strip()[-300:]}")
+    return res.stdout.strip()
+
+
+def key(requirements: Iterable[str]) -> str:
+    """The environment's name in the cache: a hash of the interpreter and the requirement set."""
+    blob = json.dumps([interpreter(), list(normalize(requirements))])
+    return hashlib.sha256(blob.encode()).hexdigest()[:20]
+
+
+def location(requirements: Iterable[str]) -> Path:
+    return cache_root() / "pyenv" / key(requirements)
+
+
+def built(requirements: Iterable[str]) -> Path | None:
+    """The environment's directory when it is built, else None."""
+    where = location(requirements)
+    return where if (where / MANIFEST).is_file() else None
+
+
+@dataclass(frozen=True)
+class Built:
+    path: Path
+    requirements: tuple[str, ...]
+    size_bytes: int
+    seconds: float
+    cached: bool
+    """It was already built: nothing was downloaded."""
+
+
+def build(requirements: Iterable[str], timeout: float = 1800.0) -> Built:
+    """Build the environment of ``requirements`` unless it is cached (one builder at a time per
+    environment: a second process waits for the first and finds it built)."""
+    reqs = normalize(requirements)
+    where = location(reqs)
+    where.parent.mkdir(parents=True, exist_ok=True)
+    os.chmod(where.parent, 0o755)
+    with open(where.parent / f"{where.name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if (where / MANIFEST).is_file():
+            manifest = json.loads((where / MANIFEST).read_text())
+            return Built(where, reqs, manifest["size_bytes"], manifest["seconds"], cached=True)
+        tmp = where.with_name(f"{where.name}.tmp-{os.getpid()}")
+        shutil.rmtree(tmp, ignore_errors=True)
+        start = time.monotonic()
+        command = [sys.executable, "-m", "pip", "--python", SANDBOX_PYTHON, "install", "--target", str(tmp),
+                   "--no-input", "--disable-pip-version-check", "--no-warn-script-location", "--quiet", *reqs]
+        try:
+            res = subprocess.run(command, capture_output=True, text=True, timeout=timeout)
+        except subprocess.TimeoutExpired:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise BuildError(f"pip install {' '.join(reqs)} ran past {timeout:.0f} s") from None
+        if res.returncode != 0:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise BuildError(f"pip install {' '.join(reqs)} failed: {_pip_error(res.stderr)}",
+                             _unsatisfied(res.stderr, reqs))
+        seconds = time.monotonic() - start
+        size = sum(p.stat().st_size for p in tmp.rglob("*") if p.is_file() and not p.is_symlink())
+        for p in [tmp, *tmp.rglob("*")]:  # readable by the sandbox's user, never writable
+            if not p.is_symlink():
+                p.chmod(0o755 if p.is_dir() or p.stat().st_mode & 0o111 else 0o644)
+        (tmp / MANIFEST).write_text(json.dumps({"requirements": list(reqs), "interpreter": interpreter(),
+                                                "size_bytes": size, "seconds": round(seconds, 1)}, indent=1))
+        os.chmod(tmp / MANIFEST, 0o644)
+        shutil.rmtree(where, ignore_errors=True)
+        tmp.rename(where)
+        return Built(where, reqs, size, seconds, cached=False)
+
+
+def _pip_error(stderr: str) -> str:
+    errors = [line.strip() for line in stderr.splitlines() if line.startswith("ERROR:")]
+    return " ".join(errors)[-500:] if errors else stderr.strip()[-500:] or "no output"
+
+
+def _unsatisfied(stderr: str, reqs: tuple[str, ...]) -> str | None:
+    m = re.search(r"No matching distribution found for (\S+)", stderr) or \
+        re.search(r"satisfies the requirement (\S+)", stderr)
+    if m:
+        return m.group(1)
+    named = [r for r in reqs if re.search(re.escape(re.split(r"[<>=!~\[;@]", r, maxsplit=1)[0]), stderr, re.I)]
+    return named[0] if len(named) == 1 else None
+
+
+def environment(task) -> dict[str, str]:
+    """A task's environment variables in the sandbox: its own (Dockerfile ENV), with its Python
+    environment, when it has one, first on ``PYTHONPATH`` and its scripts on ``PATH``."""
+    env = dict(task.env)
+    if task.python_requirements:
+        path = env.get("PYTHONPATH")
+        env["PYTHONPATH"] = f"{MOUNT}:{path}" if path else MOUNT
+        env["PATH"] = f"{MOUNT}/bin:{env.get('PATH', DEFAULT_PATH)}"
+    return env
+
+
+def binds(task) -> dict[str, str]:
+    """{sandbox path: host directory} to mount read-only for ``task``; raises ``SetupError`` when
+    its environment is not built (an episode never downloads)."""
+    if not task.python_requirements:
+        return {}
+    where = built(task.python_requirements)
+    if where is None:
+        raise SetupError(f"task {task.id}: its Python environment ({' '.join(normalize(task.python_requirements))}) "
+                         f"is not built: run `termrl tasks prepare SUITE` (cache: {cache_root()})")
+    if os.geteuid() == 0:  # the sandbox runs as nobody: every folder above must let others in
+        closed = next((d for d in [where, *where.parents] if not d.stat().st_mode & 0o001), None)
+        if closed is not None:
+            raise SetupError(f"task {task.id}: its Python environment at {where} cannot be read by the sandbox's "
+                             f"user: {closed} is not searchable by others; set TERMRL_CACHE to a folder "
+                             "outside it (default for root: /var/cache/termrl)")
+    return {MOUNT: str(where)}
+
+
+def prepare(entries: Sequence, on_built: Callable[[Built | BuildError, int], None] | None = None) -> list:
+    """``entries`` (``termrl.tasks.suites.Entry``) with every Python environment they need built:
+    one build per distinct requirement set, in order of first use. A task whose environment pip
+    cannot build comes back unsupported, the requirement named. ``on_built(result, tasks)``: after
+    each environment (a ``Built``, or the ``BuildError``), with how many tasks share it."""
+    needs: dict[tuple[str, ...], list[int]] = {}
+    for i, entry in enumerate(entries):
+        task = entry.task
+        if task is not None and not task.unsupported and task.python_requirements:
+            needs.setdefault(normalize(task.python_requirements), []).append(i)
+    out = list(entries)
+    for reqs, users in needs.items():
+        try:
+            result: Built | BuildError = build(reqs)
+        except BuildError as e:
+            result = e
+            what = f"needs Python package {e.requirement}, which pip cannot install" if e.requirement else str(e)
+            for i in users:
+                task = dataclasses.replace(out[i].task, unsupported=f"environment: {what} ({e})"[:800])
+                out[i] = dataclasses.replace(out[i], task=task)
+        if on_built:
+            on_built(result, len(users))
+    return out

@@ -1,0 +1,112 @@
+"""Task environments: a Dockerfile's pip installs built once into a cached folder, mounted
+read-only for the agent and the tests, never downloaded during an episode."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from termrl.protocols import SetupError
+from termrl.tasks import pyenv
+from termrl.tasks.formats.harbor import load_harbor
+from termrl.tasks.runtime import open_sandbox
+from termrl.tasks.suites import Entry
+from termrl.tasks.validate import check_task
+
+from .conftest import HARBOR_DIR, copy_fixture
+from .wheels import make_wheel
+
+PACKAGE = "termrl-demo-stats"
+MODULE = "termrl_demo_stats"
+
+
+def task_needing(tmp_path, requirement: str):
+    """The dedupe-contacts Harbor task, whose Dockerfile also pip-installs ``requirement`` and whose
+    tests also check the package is importable where they run."""
+    root = copy_fixture(HARBOR_DIR / "dedupe-contacts", tmp_path)
+    dockerfile = root / "environment" / "Dockerfile"
+    dockerfile.write_text(dockerfile.read_text() + f"\nRUN pip3 install --no-cache-dir --break-system-packages "
+                                                   f"pytest==8.4.1 {requirement}\n")
+    tests = root / "tests" / "test_outputs.py"
+    tests.write_text(tests.read_text() + f"\n\ndef test_the_environment_is_there():\n"
+                                         f"    import {MODULE}\n    assert {MODULE}.ANSWER == 42\n")
+    return load_harbor(root)
+
+
+@pytest.fixture
+def wheel(offline_environment_cache):
+    return make_wheel(offline_environment_cache, PACKAGE, "1.0", {f"{MODULE}/__init__.py": "ANSWER = 42\n"})
+
+
+def test_pip_lines_become_the_task_s_requirements_and_nothing_runs_before_they_are_built(tmp_path):
+    task = task_needing(tmp_path, f"{PACKAGE}==1.0")
+    assert task.unsupported is None
+    assert task.python_requirements == (f"{PACKAGE}==1.0",)  # pytest is the sandbox's own
+    with pytest.raises(SetupError, match="not built: run `termrl tasks prepare"):
+        open_sandbox(task)
+
+
+@pytest.mark.sandbox
+def test_a_built_environment_serves_the_agent_and_the_tests_read_only(tmp_path, wheel):
+    task = task_needing(tmp_path, f"{PACKAGE}==1.0")
+    seen = []
+    [entry] = pyenv.prepare([Entry(task.id, task=task)], lambda result, users: seen.append((result, users)))
+    [(first, users)] = seen
+    assert entry.task is task and users == 1 and not first.cached
+    manifest = json.loads((first.path / pyenv.MANIFEST).read_text())
+    assert manifest["requirements"] == [f"{PACKAGE}==1.0"] and manifest["size_bytes"] > 0
+
+    # the same requirement set, spelt otherwise, is the same environment: built once
+    again = pyenv.build([f"Termrl_Demo_Stats == 1.0"])
+    assert again.cached and again.path == first.path
+
+    box = open_sandbox(task)
+    try:
+        res = box.run(["python3", "-c", f"import {MODULE}; print({MODULE}.ANSWER, {MODULE}.__file__)"])
+        assert res.ok and res.stdout.split()[0] == "42" and res.stdout.split()[1].startswith(pyenv.MOUNT)
+        res = box.run(["/bin/sh", "-c", f"echo x > {pyenv.MOUNT}/{MODULE}/__init__.py"])
+        assert not res.ok  # the agent cannot change what the tests import
+    finally:
+        box.close()
+    row = check_task(task)  # the reference passes (its tests import the package), doing nothing fails
+    assert row.status == "valid", row.reason
+
+
+def test_a_requirement_pip_cannot_satisfy_makes_the_task_unsupported_naming_it(tmp_path, wheel):
+    task = task_needing(tmp_path, f"{PACKAGE}==9.9")
+    results = []
+    [entry] = pyenv.prepare([Entry(task.id, task=task)], lambda result, users: results.append(result))
+    assert isinstance(results[0], pyenv.BuildError) and results[0].requirement == f"{PACKAGE}==9.9"
+    assert f"{PACKAGE}==9.9" in entry.task.unsupported
+    assert check_task(entry.task).status == "unsupported"
+    assert pyenv.built(task.python_requirements) is None  # a failed build leaves nothing behind
+
+
+def test_tasks_that_need_nothing_mount_nothing():
+    from termrl.tasks.suites import find_task
+
+    task = find_task("shell-count-errors")
+    assert task.python_requirements == () and pyenv.binds(task) == {}
+    assert pyenv.environment(task) == dict(task.env)
+
+
+@pytest.mark.sandbox
+def test_tasks_prepare_reports_each_environment(tmp_path, wheel):
+    task = task_needing(tmp_path / "a", f"{PACKAGE}==1.0")
+    res = subprocess.run([sys.executable, "-m", "termrl", "tasks", "prepare", str(tmp_path / "a"), "--json"],
+                         capture_output=True, text=True, timeout=600)
+    assert res.returncode == 0, res.stderr
+    [row] = json.loads(res.stdout)["environments"]
+    assert row["requirements"] == [f"{PACKAGE}==1.0"] and row["tasks"] == 1 and row["size_bytes"] > 0
+    broken = task_needing(tmp_path / "b", f"{PACKAGE}==9.9")
+    res = subprocess.run([sys.executable, "-m", "termrl", "tasks", "prepare", str(tmp_path / "b"), "--json"],
+                         capture_output=True, text=True, timeout=600)
+    assert res.returncode == 1 and json.loads(res.stdout)["environments"][0]["requirement"] == f"{PACKAGE}==9.9"
+
+
+def test_requirements_are_canonical():
+    assert pyenv.canonical("Scikit_Learn == 1.5") == "scikit-learn==1.5"
+    assert pyenv.normalize(["b", "A.b>=1", "a-b>=1", ""]) == ("a-b>=1", "b")
