@@ -180,21 +180,24 @@ def validate_cmd(
                         on_done=lambda row: progress.advance(bar))
     invalid = [r for r in rows if r.status == "invalid"]
     unsupported = [r for r in rows if r.status == "unsupported"]
+    unreferenced = [r for r in rows if r.status == "no_reference"]
+    valid = len(rows) - len(invalid) - len(unsupported) - len(unreferenced)
     if as_json:
         typer.echo(json.dumps({"suite": suite, "tasks": [r.to_dict() for r in rows],
-                               "summary": {"total": len(rows), "valid": len(rows) - len(invalid) - len(unsupported),
-                                           "invalid": len(invalid), "unsupported": len(unsupported)}}))
+                               "summary": {"total": len(rows), "valid": valid, "invalid": len(invalid),
+                                           "unsupported": len(unsupported), "no_reference": len(unreferenced)}}))
     else:
         table = Table(title=f"{suite}: validation")
         for col in ("id", "category", "status", "seconds", "reason"):
             table.add_column(col, overflow="fold")
-        shown = rows if len(rows) <= 60 else invalid + unsupported
+        shown = rows if len(rows) <= 60 else invalid + unsupported + unreferenced
         for r in shown:
-            color = {"valid": "green", "invalid": "red", "unsupported": "yellow"}[r.status]
+            color = {"valid": "green", "invalid": "red", "unsupported": "yellow", "no_reference": "cyan"}[r.status]
             table.add_row(r.id, r.category, f"[{color}]{r.status}[/]", f"{r.seconds:.1f}",
                           r.reason if r.status != "valid" else "")
         if shown:
             console.print(table)
-        valid = len(rows) - len(invalid) - len(unsupported)
-        console.print(f"[bold]{valid}/{len(rows)} valid[/], {len(invalid)} invalid, {len(unsupported)} unsupported")
+        console.print(f"[bold]{valid}/{len(rows)} valid[/], {len(invalid)} invalid, {len(unsupported)} unsupported, "
+                      f"{len(unreferenced)} without a reference solution (their environment builds and doing "
+                      "nothing fails cleanly)")
     raise typer.Exit(1 if invalid else 0)

@@ -23,7 +23,8 @@ class Validation:
     category: str
     valid: bool
     status: str
-    """valid | invalid | unsupported"""
+    """valid | invalid | unsupported | no_reference (no reference solution to run, but the task's
+    environment builds and doing nothing fails its tests cleanly: it can be trained on, unchecked)"""
     reason: str
     reference_passed: bool | None = None
     nop_passed: bool | None = None
@@ -51,6 +52,22 @@ def _attempt(task: Task, backend: str, with_solution: bool) -> tuple[Evidence, s
         box.close()
 
 
+def _unclean_failure(evidence: Evidence) -> str | None:
+    """Why a failed run is not a clean failure of the task's tests (None when it is): the tests
+    must have run to the end and failed, with no collection or usage error."""
+    tests = TestsData.of(evidence)
+    if tests is None:
+        return "the tests did not run"
+    if tests.stop != "exited":
+        return f"the test run ended by {tests.stop}"
+    if tests.kind == "pytest":
+        if not tests.collected:
+            return "pytest collected no test"
+        if tests.exit_code != 1:
+            return f"pytest exited {tests.exit_code} (collection or usage error, not failed tests)"
+    return None
+
+
 def _tail(text: str, n: int = 1200) -> str:
     text = text.strip()
     return text if len(text) <= n else "..." + text[-n:]
@@ -67,7 +84,16 @@ def check_task(task: Task, backend: str = "bwrap") -> Validation:
             row.status, row.reason = "unsupported", task.unsupported
             return row
         if task.solution is None:
-            row.reason = "no reference solution (solution/solve.sh)"
+            nop, output = _attempt(task, backend, with_solution=False)
+            row.nop_passed = nop.passed
+            unclean = nop.verify_error or ("a do-nothing agent passes the hidden tests" if nop.passed
+                                           else _unclean_failure(nop))
+            if unclean:
+                row.reason = f"no reference solution (solution/solve.sh), and doing nothing: {unclean} {_tail(output, 600)}"
+                return row
+            row.status = "no_reference"
+            row.reason = ("no reference solution (solution/solve.sh); the environment builds and doing nothing "
+                          "fails the tests cleanly")
             return row
         ref, output = _attempt(task, backend, with_solution=True)
         row.reference_passed = ref.passed

@@ -314,3 +314,18 @@ def test_missing_instruction(tmp_path):
     with pytest.raises(TaskFormatError) as e:
         load_task(root)
     assert_names(e.value, "instruction.md", None)
+
+
+@pytest.mark.sandbox
+def test_a_task_without_a_reference_is_checked_as_far_as_it_can_be(tmp_path):
+    # public task collections often ship no solution: the environment must still build and doing
+    # nothing must fail the tests cleanly (they ran and failed), or the task is broken
+    root = copy_fixture(HARBOR_DIR / "dedupe-contacts", tmp_path / "a")
+    (root / "solution" / "solve.sh").unlink()
+    row = check_task(load_harbor(root))
+    assert row.status == "no_reference" and row.nop_passed is False and not row.valid
+    broken = copy_fixture(HARBOR_DIR / "dedupe-contacts", tmp_path / "b")
+    (broken / "solution" / "solve.sh").unlink()
+    (broken / "tests" / "test_outputs.py").write_text("def test_x(:\n")  # a collection error, not a failure
+    row = check_task(load_harbor(broken))
+    assert row.status == "invalid" and "collection or usage error" in row.reason
