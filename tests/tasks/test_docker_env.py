@@ -84,3 +84,14 @@ def test_pip_lines_become_the_python_environment_less_what_the_sandbox_has(tmp_p
     assert env.unsupported is None and env.setup == ["mkdir out"]
     # the runner is the sandbox's; an index URL is no requirement; a satisfied pin needs nothing
     assert env.python_requirements == ["pandas==2.3.2", "scipy==1.16.1", "Unknown_Pkg>=1"]
+
+
+def test_links_into_system_command_folders_come_from_a_folder_on_path(tmp_path):
+    from termrl.tasks.formats.docker_env import LINK_DIR
+
+    env = dockerfile(tmp_path, "FROM ubuntu:24.04\nWORKDIR /app\n"
+                               "RUN apt-get update && ln -s /usr/bin/python3 /usr/bin/python && mkdir out\n")
+    assert env.unsupported is None and env.links == {"python": "/usr/bin/python3"}
+    assert env.setup == [f"ln -sf /usr/bin/python3 {LINK_DIR}/python && mkdir out"]
+    assert env.env["PATH"].startswith(LINK_DIR + ":")
+    assert env.split()[1] == {LINK_DIR: {}}  # a folder of the sandbox's own, writable by its setup

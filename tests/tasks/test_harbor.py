@@ -329,3 +329,18 @@ def test_a_task_without_a_reference_is_checked_as_far_as_it_can_be(tmp_path):
     (broken / "tests" / "test_outputs.py").write_text("def test_x(:\n")  # a collection error, not a failure
     row = check_task(load_harbor(broken))
     assert row.status == "invalid" and "collection or usage error" in row.reason
+
+
+@pytest.mark.sandbox
+def test_a_dockerfile_link_to_python_gives_the_task_a_python_command(tmp_path):
+    root = copy_fixture(HARBOR_DIR / "dedupe-contacts", tmp_path)
+    dockerfile = root / "environment" / "Dockerfile"
+    dockerfile.write_text(dockerfile.read_text() + "\nRUN ln -s /usr/bin/python3 /usr/bin/python\n")
+    box = open_sandbox(load_harbor(root))
+    try:
+        res = box.run(["/bin/bash", "-c", "python -c 'print(6 * 7)'"])
+        assert res.ok and res.stdout.strip() == "42", res.stderr
+        shell = box.exec("python -c 'import sys; print(sys.version_info[0])'")  # the agent's shell too
+        assert shell.stdout.strip() == "3", shell.stderr
+    finally:
+        box.close()

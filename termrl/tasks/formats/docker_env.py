@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from termrl.protocols import TaskFile, TestKind, TestSpec
+from termrl.sandbox.bwrap import DEFAULT_PATH
 from termrl.tasks.formats.common import TaskFormatError, read_tree
 
 HARNESS_PACKAGES = {"tmux", "asciinema", "curl", "wget", "ca-certificates", "gnupg", "lsb-release",
@@ -48,6 +49,8 @@ class Environment:
     """The directories COPY/ADD lines copy into."""
     python_requirements: list[str] = field(default_factory=list)
     """What its ``pip install`` lines install that the sandbox's python3 lacks (``termrl.tasks.pyenv``)."""
+    links: dict[str, str] = field(default_factory=dict)
+    """Command name -> target of its ``ln -s`` lines into the system's command folders (see ``LINK_DIR``)."""
     unsupported: str | None = None
 
     def is_dir(self, path: str) -> bool:
@@ -68,6 +71,8 @@ class Environment:
             # the outermost copied-into directory holding it: one writable bind per tree
             home = next(d for d in outside if p.is_relative_to(d))
             extra.setdefault(home, {})[str(p.relative_to(home))] = f
+        if self.links:
+            extra.setdefault(LINK_DIR, {})
         return workspace, extra
 
 
@@ -211,6 +216,12 @@ def _parse_env(arg: str) -> dict[str, str]:
     return dict(w.split("=", 1) for w in words if "=" in w)
 
 
+LINK_DIR = "/opt/termrl/bin"
+"""Where a Dockerfile's links into the system's command folders go (first on PATH): the sandbox's
+/usr is the host's, read-only."""
+BIN_DIRS = ("/usr/bin", "/usr/local/bin", "/bin", "/usr/sbin", "/usr/local/sbin", "/sbin")
+_LINK = re.compile(r"^ln\s+-(?:s|sf|fs)\s+(\S+)\s+(\S+)$")
+
 SYSTEM_DIRS = ("/usr", "/etc", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/proc", "/sys", "/dev")
 """The host's system: read-only in the sandbox, so a COPY into it needs a real image."""
 
@@ -264,6 +275,15 @@ def _run(env: Environment, arg: str, dockerfile: Path) -> None:
         arg = " ".join(shlex.quote(w) for w in json.loads(arg))
     kept = []
     for cmd in _split_commands(arg):
+        link = _LINK.match(cmd)
+        if link and str(PurePosixPath(link.group(2)).parent) in BIN_DIRS:
+            # `ln -s /usr/bin/python3 /usr/bin/python`: the same command name, from a folder on PATH
+            if not env.links:
+                env.dirs.add(LINK_DIR)
+                env.env["PATH"] = f"{LINK_DIR}:{env.env.get('PATH', DEFAULT_PATH)}"
+            env.links[PurePosixPath(link.group(2)).name] = link.group(1)
+            kept.append(f"ln -sf {shlex.quote(link.group(1))} {LINK_DIR}/{shlex.quote(PurePosixPath(link.group(2)).name)}")
+            continue
         apt = _apt_packages(cmd)
         pip = _pip_packages(cmd)
         words = cmd.split()
