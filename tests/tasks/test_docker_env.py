@@ -95,3 +95,12 @@ def test_links_into_system_command_folders_come_from_a_folder_on_path(tmp_path):
     assert env.setup == [f"ln -sf /usr/bin/python3 {LINK_DIR}/python && mkdir out"]
     assert env.env["PATH"].startswith(LINK_DIR + ":")
     assert env.split()[1] == {LINK_DIR: {}}  # a folder of the sandbox's own, writable by its setup
+
+
+def test_folders_made_outside_the_workdir_are_the_sandbox_s_own(tmp_path):
+    env = dockerfile(tmp_path, "FROM ubuntu:24.04\nWORKDIR /app\n"
+                               "RUN mkdir -p /app/data /solution /srv/in/x && mkdir /logs\nCOPY a.txt /srv/in/a.txt\n")
+    assert env.unsupported is None
+    assert env.setup == ["mkdir -p /app/data /solution /srv/in/x && mkdir -p /logs"]
+    workspace, extra = env.split()
+    assert extra == {"/srv/in": {"a.txt": TaskFile(b"a", 0o644)}, "/solution": {}, "/logs": {}}

@@ -71,8 +71,9 @@ class Environment:
             # the outermost copied-into directory holding it: one writable bind per tree
             home = next(d for d in outside if p.is_relative_to(d))
             extra.setdefault(home, {})[str(p.relative_to(home))] = f
-        if self.links:
-            extra.setdefault(LINK_DIR, {})
+        for d in outside:  # folders made or copied into that hold no file: empty, but there
+            if not any(PurePosixPath(d).is_relative_to(k) for k in extra):
+                extra[d] = {}
         return workspace, extra
 
 
@@ -284,9 +285,16 @@ def _run(env: Environment, arg: str, dockerfile: Path) -> None:
             env.links[PurePosixPath(link.group(2)).name] = link.group(1)
             kept.append(f"ln -sf {shlex.quote(link.group(1))} {LINK_DIR}/{shlex.quote(PurePosixPath(link.group(2)).name)}")
             continue
+        words = cmd.split()
+        if words[:1] == ["mkdir"]:
+            # a folder outside the workdir becomes one of the sandbox's own (the root is read-only)
+            made = [w for w in words[1:] if w.startswith("/") and not w.startswith(SYSTEM_DIRS + ("/tmp", "/root"))
+                    and not PurePosixPath(w).is_relative_to(env.workdir)]
+            env.dirs.update(str(PurePosixPath(w)) for w in made)
+            if made and not any(w in ("-p", "--parents") or w.startswith("-") and "p" in w[1:2] for w in words):
+                cmd = "mkdir -p " + cmd[len("mkdir"):].strip()
         apt = _apt_packages(cmd)
         pip = _pip_packages(cmd)
-        words = cmd.split()
         if words[:2] in (["apt-get", "update"], ["apt", "update"]) or words[:1] == ["rm"] and "/var/lib/apt/lists" in cmd:
             continue
         if apt is not None:
