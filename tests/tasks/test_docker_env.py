@@ -92,7 +92,7 @@ def test_links_into_system_command_folders_come_from_a_folder_on_path(tmp_path):
     env = dockerfile(tmp_path, "FROM ubuntu:24.04\nWORKDIR /app\n"
                                "RUN apt-get update && ln -s /usr/bin/python3 /usr/bin/python && mkdir out\n")
     assert env.unsupported is None and env.links == {"python": "/usr/bin/python3"}
-    assert env.setup == [f"ln -sf /usr/bin/python3 {LINK_DIR}/python && mkdir out"]
+    assert env.setup == [f"mkdir -p {LINK_DIR} && ln -sf /usr/bin/python3 {LINK_DIR}/python && mkdir out"]
     assert env.env["PATH"].startswith(LINK_DIR + ":")
     assert env.split()[1] == {LINK_DIR: {}}  # a folder of the sandbox's own, writable by its setup
 

@@ -335,7 +335,8 @@ def test_a_task_without_a_reference_is_checked_as_far_as_it_can_be(tmp_path):
 def test_a_dockerfile_link_to_python_gives_the_task_a_python_command(tmp_path):
     root = copy_fixture(HARBOR_DIR / "dedupe-contacts", tmp_path)
     dockerfile = root / "environment" / "Dockerfile"
-    dockerfile.write_text(dockerfile.read_text() + "\nRUN ln -s /usr/bin/python3 /usr/bin/python\n")
+    # /opt made by the Dockerfile too: the link folder lies inside a folder of the task's own
+    dockerfile.write_text(dockerfile.read_text() + "\nRUN mkdir -p /opt && ln -s /usr/bin/python3 /usr/bin/python\n")
     box = open_sandbox(load_harbor(root))
     try:
         res = box.run(["/bin/bash", "-c", "python -c 'print(6 * 7)'"])

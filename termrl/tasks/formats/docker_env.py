@@ -283,7 +283,8 @@ def _run(env: Environment, arg: str, dockerfile: Path) -> None:
                 env.dirs.add(LINK_DIR)
                 env.env["PATH"] = f"{LINK_DIR}:{env.env.get('PATH', DEFAULT_PATH)}"
             env.links[PurePosixPath(link.group(2)).name] = link.group(1)
-            kept.append(f"ln -sf {shlex.quote(link.group(1))} {LINK_DIR}/{shlex.quote(PurePosixPath(link.group(2)).name)}")
+            kept.append(f"mkdir -p {LINK_DIR} && ln -sf {shlex.quote(link.group(1))} "
+                        f"{LINK_DIR}/{shlex.quote(PurePosixPath(link.group(2)).name)}")
             continue
         words = cmd.split()
         if words[:1] == ["mkdir"]:
