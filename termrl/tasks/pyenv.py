@@ -19,7 +19,8 @@ unsupported, naming it.
 The cache lives under ``TERMRL_CACHE`` (default ``~/.cache/termrl``; ``/var/cache/termrl`` when
 the harness is root, because the sandbox then runs as ``nobody`` and must be able to read it),
 one directory per environment with a ``manifest.json`` (requirements, interpreter, size, build
-seconds).
+seconds). It holds at most ``TERMRL_CACHE_MAX`` (default 50G): after building what a run needs,
+the least recently mounted environments go first (``prune``; ``termrl cache prune`` by hand).
 """
 
 from __future__ import annotations
@@ -197,6 +198,7 @@ def binds(task) -> dict[str, str]:
             raise SetupError(f"task {task.id}: its Python environment at {where} cannot be read by the sandbox's "
                              f"user: {closed} is not searchable by others; set TERMRL_CACHE to a folder "
                              "outside it (default for root: /var/cache/termrl)")
+    _touch(where)
     return {MOUNT: str(where)}
 
 
@@ -211,9 +213,11 @@ def prepare(entries: Sequence, on_built: Callable[[Built | BuildError, int], Non
         if task is not None and not task.unsupported and task.python_requirements:
             needs.setdefault(normalize(task.python_requirements), []).append(i)
     out = list(entries)
+    ready: list[Path] = []
     for reqs, users in needs.items():
         try:
             result: Built | BuildError = build(reqs)
+            ready.append(result.path)
         except BuildError as e:
             result = e
             what = f"needs Python package {e.requirement}, which pip cannot install" if e.requirement else str(e)
@@ -222,4 +226,76 @@ def prepare(entries: Sequence, on_built: Callable[[Built | BuildError, int], Non
                 out[i] = dataclasses.replace(out[i], task=task)
         if on_built:
             on_built(result, len(users))
+    if needs:
+        prune(keep=ready)  # the cache's size limit, never at the cost of what this run needs
     return out
+
+
+# --------------------------------------------------------------------------- the cache
+
+DEFAULT_MAX_BYTES = 50 << 30
+"""The cache's size limit unless ``TERMRL_CACHE_MAX`` says otherwise (e.g. ``20G``)."""
+USED = "last-used"
+
+
+def max_bytes() -> int:
+    """``TERMRL_CACHE_MAX`` (``500M``, ``20G``, a number of bytes), else ``DEFAULT_MAX_BYTES``."""
+    text = os.environ.get("TERMRL_CACHE_MAX", "").strip()
+    return parse_size(text, "TERMRL_CACHE_MAX") if text else DEFAULT_MAX_BYTES
+
+
+def parse_size(text: str, where: str) -> int:
+    m = re.fullmatch(r"(\d+(?:\.\d+)?)\s*([KMGT]?)i?B?", text.strip(), re.I)
+    if not m:
+        raise ValueError(f"{where} = {text!r}: give a size like 500M, 20G or a number of bytes")
+    return int(float(m.group(1)) * {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}[m.group(2).upper()])
+
+
+@dataclass(frozen=True)
+class Cached:
+    path: Path
+    requirements: tuple[str, ...]
+    size_bytes: int
+    last_used: float
+    """When a sandbox last mounted it (or when it was built)."""
+
+
+def cached() -> list[Cached]:
+    """Every built environment, least recently used first."""
+    root = cache_root() / "pyenv"
+    out = []
+    for manifest in root.glob(f"*/{MANIFEST}") if root.is_dir() else []:
+        data = json.loads(manifest.read_text())
+        used = manifest.parent / USED
+        out.append(Cached(manifest.parent, tuple(data["requirements"]), data["size_bytes"],
+                          (used if used.exists() else manifest).stat().st_mtime))
+    return sorted(out, key=lambda c: c.last_used)
+
+
+def prune(limit: int | None = None, keep: Iterable[Path] = ()) -> list[Cached]:
+    """Delete the least recently used environments until the cache holds at most ``limit`` bytes
+    (default ``max_bytes()``), never one in ``keep``; returns what was deleted. An environment is
+    deleted under its lock, so never while it is being built."""
+    limit = max_bytes() if limit is None else limit
+    keep = {Path(k) for k in keep}
+    envs = cached()
+    total = sum(c.size_bytes for c in envs)
+    gone = []
+    for env in envs:
+        if total <= limit:
+            break
+        if env.path in keep:
+            continue
+        with open(env.path.parent / f"{env.path.name}.lock", "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            shutil.rmtree(env.path, ignore_errors=True)
+        total -= env.size_bytes
+        gone.append(env)
+    return gone
+
+
+def _touch(where: Path) -> None:
+    try:
+        (where / USED).touch()
+    except OSError:  # a read-only cache still serves; it only cannot say when it was used
+        pass

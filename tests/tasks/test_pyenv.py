@@ -110,3 +110,29 @@ def test_tasks_prepare_reports_each_environment(tmp_path, wheel):
 def test_requirements_are_canonical():
     assert pyenv.canonical("Scikit_Learn == 1.5") == "scikit-learn==1.5"
     assert pyenv.normalize(["b", "A.b>=1", "a-b>=1", ""]) == ("a-b>=1", "b")
+
+
+def test_the_cache_keeps_to_its_size_limit_least_recently_used_first(tmp_path, offline_environment_cache,
+                                                                     monkeypatch):
+    import os
+
+    for version in ("1.0", "2.0", "3.0"):
+        make_wheel(offline_environment_cache, PACKAGE, version, {f"{MODULE}/__init__.py": "ANSWER = 42\n" * 400})
+    monkeypatch.setenv("TERMRL_CACHE", str(tmp_path / "cache"))
+    old, mid, new = (pyenv.build([f"{PACKAGE}=={v}"]) for v in ("1.0", "2.0", "3.0"))
+    for i, env in enumerate((mid, old, new)):  # mounted in this order: 2.0 longest ago
+        os.utime(env.path / pyenv.MANIFEST, (1000 + i, 1000 + i))
+    assert [c.path for c in pyenv.cached()] == [mid.path, old.path, new.path]
+    size = old.size_bytes
+    assert pyenv.prune(limit=3 * size) == []  # within the limit: nothing goes
+    gone = pyenv.prune(limit=2 * size, keep=[mid.path])  # the oldest is needed by this run: the next goes
+    assert [c.path for c in gone] == [old.path] and not old.path.exists() and mid.path.exists()
+
+    monkeypatch.setenv("TERMRL_CACHE_MAX", "1")
+    res = subprocess.run([sys.executable, "-m", "termrl", "cache", "prune", "--json"], capture_output=True,
+                         text=True, timeout=120)
+    assert res.returncode == 0 and json.loads(res.stdout)["freed_bytes"] == 2 * size
+    assert pyenv.cached() == []
+    res = subprocess.run([sys.executable, "-m", "termrl", "cache", "prune", "--max-size", "lots"],
+                         capture_output=True, text=True, timeout=120)
+    assert res.returncode == 2 and "--max-size" in res.stderr and "20G" in res.stderr
