@@ -202,11 +202,15 @@ def binds(task) -> dict[str, str]:
     return {MOUNT: str(where)}
 
 
-def prepare(entries: Sequence, on_built: Callable[[Built | BuildError, int], None] | None = None) -> list:
+def prepare(entries: Sequence, on_built: Callable[[Built | BuildError, int], None] | None = None,
+            limit_cache: bool = True) -> list:
     """``entries`` (``termrl.tasks.suites.Entry``) with every Python environment they need built:
     one build per distinct requirement set, in order of first use. A task whose environment pip
     cannot build comes back unsupported, the requirement named. ``on_built(result, tasks)``: after
-    each environment (a ``Built``, or the ``BuildError``), with how many tasks share it."""
+    each environment (a ``Built``, or the ``BuildError``), with how many tasks share it.
+    ``limit_cache``: then prune the cache to its size limit, keeping these environments (a run
+    prepares its whole suite once, before any sandbox; a caller preparing one task of a run that
+    is under way must not, or it could delete what another of its tasks has mounted)."""
     needs: dict[tuple[str, ...], list[int]] = {}
     for i, entry in enumerate(entries):
         task = entry.task
@@ -226,7 +230,7 @@ def prepare(entries: Sequence, on_built: Callable[[Built | BuildError, int], Non
                 out[i] = dataclasses.replace(out[i], task=task)
         if on_built:
             on_built(result, len(users))
-    if needs:
+    if needs and limit_cache:
         prune(keep=ready)  # the cache's size limit, never at the cost of what this run needs
     return out
 

@@ -78,7 +78,7 @@ def check_task(task: Task, backend: str = "bwrap") -> Validation:
     row = Validation(task.id, task.meta.category, False, "invalid", "")
     try:
         if task.python_requirements and not task.unsupported:  # built here when no one prepared it
-            [entry] = pyenv.prepare([Entry(task.id, task=task)])
+            [entry] = pyenv.prepare([Entry(task.id, task=task)], limit_cache=False)
             task = entry.task
         if task.unsupported:
             row.status, row.reason = "unsupported", task.unsupported
