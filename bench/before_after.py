@@ -1,0 +1,88 @@
+"""Two stores of the same episodes (same tasks and seeds), before and after training, paired.
+
+The two-proportion test in a training run's ``results.json`` treats the halves as independent
+samples. They are not: each held-out task ran once before and once after, so the paired test
+(McNemar's, exact) asks the sharper question: of the tasks whose outcome changed, did more
+change to passed than to failed?
+
+Prints:
+  episodes=, passed_before=, passed_after=, gained=, lost=, mcnemar_p= (exact, two-sided)
+  endings_before=, endings_after= (episode endings), mean_steps_before=, mean_steps_after=
+  and, with --examples N, N gained and N lost episodes: every reply of both, side by side.
+
+Usage: python bench/before_after.py BEFORE_STORE AFTER_STORE [--examples N] [--json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+from collections import Counter
+
+from termrl.rollout.store import TrajectoryStore
+
+
+def mcnemar_exact(gained: int, lost: int) -> float:
+    """Two-sided exact McNemar p-value: the discordant pairs against Binomial(n, 1/2)."""
+    n = gained + lost
+    if n == 0:
+        return 1.0
+    tail = sum(math.comb(n, k) for k in range(min(gained, lost) + 1)) / 2 ** n
+    return min(1.0, 2 * tail)
+
+
+def paired(before: list, after: list) -> dict:
+    b = {t.episode_id: t for t in before}
+    a = {t.episode_id: t for t in after}
+    common = [k for k in b if k in a]
+    gained = [k for k in common if a[k].passed and not b[k].passed]
+    lost = [k for k in common if b[k].passed and not a[k].passed]
+    return {
+        "episodes": len(common),
+        "passed_before": sum(bool(b[k].passed) for k in common),
+        "passed_after": sum(bool(a[k].passed) for k in common),
+        "gained": len(gained), "lost": len(lost),
+        "mcnemar_p": mcnemar_exact(len(gained), len(lost)),
+        "endings_before": dict(Counter(b[k].ending for k in common)),
+        "endings_after": dict(Counter(a[k].ending for k in common)),
+        "mean_steps_before": sum(len(b[k].steps) for k in common) / len(common) if common else 0.0,
+        "mean_steps_after": sum(len(a[k].steps) for k in common) / len(common) if common else 0.0,
+        "gained_ids": gained, "lost_ids": lost,
+    }
+
+
+def show(title: str, traj) -> None:
+    print(f"--- {title}: {traj.episode_id} passed={traj.passed} ending={traj.ending} reward={traj.reward}")
+    for s in traj.steps:
+        print(f"  [reply {s.index}] {s.reply[:700]}")
+        if s.observation:
+            print(f"  [observation] {s.observation[:200]}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("before")
+    parser.add_argument("after")
+    parser.add_argument("--examples", type=int, default=0)
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+    before, after = TrajectoryStore(args.before).read(), TrajectoryStore(args.after).read()
+    result = paired(before, after)
+    if args.json:
+        print(json.dumps({k: v for k, v in result.items() if not k.endswith("_ids")}))
+    else:
+        for k, v in result.items():
+            if not k.endswith("_ids"):
+                print(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}")
+    by_id_b = {t.episode_id: t for t in before}
+    by_id_a = {t.episode_id: t for t in after}
+    for kind in ("gained", "lost"):
+        for k in result[f"{kind}_ids"][:args.examples]:
+            print(f"\n===== {kind}: {k}")
+            show("before", by_id_b[k])
+            show("after", by_id_a[k])
+
+
+if __name__ == "__main__":
+    main()
