@@ -123,6 +123,9 @@ class Task:
     python_requirements: tuple[str, ...] = ()
     """Python packages the task's environment installs (its Dockerfile's ``pip install`` lines):
     built once into a cached directory the sandbox mounts read-only (``termrl.tasks.pyenv``)."""
+    system_packages: tuple[str, ...] = ()
+    """Debian packages its environment installs that the host lacks: built once into a system
+    layer the sandbox mounts as its /usr and /etc (``termrl.tasks.sysenv``)."""
     tests: Files = field(default_factory=dict)
     """Hidden tests: never visible to the agent; copied in fresh at verification."""
     holdout_tests: Files = field(default_factory=dict)

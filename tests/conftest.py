@@ -20,9 +20,10 @@ def pytest_sessionstart(session):
 
 @pytest.fixture(scope="session", autouse=True)
 def offline_environment_cache(tmp_path_factory):
-    """Task environments (``termrl.tasks.pyenv``) build into a private cache, from a local folder
-    only: no test downloads a package, and none finds one a previous run left behind. A test that
-    builds one puts its wheels in ``PIP_FIND_LINKS``'s folder (``tests/tasks/wheels.py``)."""
+    """Task environments (``termrl.tasks.pyenv``, ``termrl.tasks.sysenv``) build into a private
+    cache, from local folders only: no test downloads a package, and none finds one a previous run
+    left behind. A test that builds one puts its wheels in ``PIP_FIND_LINKS``'s folder
+    (``tests/tasks/wheels.py``), its .debs in ``TERMRL_APT_DEBS``'s."""
     import os
 
     import tempfile
@@ -31,8 +32,9 @@ def offline_environment_cache(tmp_path_factory):
     # not under pytest's private temp dir: a sandbox run as nobody must reach the cache
     cache = Path(tempfile.mkdtemp(prefix="termrl-test-cache-"))
     cache.chmod(0o755)
-    saved = {k: os.environ.get(k) for k in ("TERMRL_CACHE", "PIP_NO_INDEX", "PIP_FIND_LINKS")}
-    os.environ.update(TERMRL_CACHE=str(cache), PIP_NO_INDEX="1", PIP_FIND_LINKS=str(links))
+    debs = tmp_path_factory.mktemp("debs")
+    saved = {k: os.environ.get(k) for k in ("TERMRL_CACHE", "PIP_NO_INDEX", "PIP_FIND_LINKS", "TERMRL_APT_DEBS")}
+    os.environ.update(TERMRL_CACHE=str(cache), PIP_NO_INDEX="1", PIP_FIND_LINKS=str(links), TERMRL_APT_DEBS=str(debs))
     yield links
     shutil.rmtree(cache, ignore_errors=True)
     for k, v in saved.items():

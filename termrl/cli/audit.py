@@ -31,7 +31,7 @@ def audit_cmd(
     from termrl.hacks.audit import audit
     from termrl.hacks.exploits import EXPLOITS
     from termrl.reward import SpecError, load_spec
-    from termrl.tasks import pyenv
+    from termrl.tasks import envs
     from termrl.tasks.formats import TaskFormatError
     from termrl.tasks.suites import SuiteError, resolve
 
@@ -41,7 +41,7 @@ def audit_cmd(
             raise SpecError("--spec: name at least one preset or TOML file")
         specs = {n: load_spec(n) for n in dict.fromkeys(names)}
         reward_spec = specs if len(specs) > 1 else specs[names[0]]
-        entries = pyenv.prepare(resolve(suite))
+        entries = envs.prepare(resolve(suite))
     except (SpecError, SuiteError, TaskFormatError) as e:
         err.print(f"[red]error:[/] {e}")
         raise typer.Exit(2)

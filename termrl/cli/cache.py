@@ -16,7 +16,7 @@ err = Console(stderr=True)
 
 
 def _rows(envs) -> list[dict]:
-    return [{"path": str(c.path), "requirements": list(c.requirements), "size_bytes": c.size_bytes,
+    return [{"path": str(c.path), "kind": c.kind, "contents": list(c.requirements), "size_bytes": c.size_bytes,
              "last_used": round(c.last_used, 3)} for c in envs]
 
 
@@ -32,10 +32,10 @@ def list_cmd(as_json: bool = typer.Option(False, "--json", help='Print {"cache",
         return
     table = Table(title=f"{pyenv.cache_root()}: {len(envs)} environments, "
                         f"{sum(c.size_bytes for c in envs) / 2**30:.1f} of {limit / 2**30:.1f} GiB")
-    for col in ("environment", "requirements", "size", "last used"):
+    for col in ("environment", "kind", "contents", "size", "last used"):
         table.add_column(col, overflow="fold")
     for c in envs:
-        table.add_row(c.path.name, " ".join(c.requirements), f"{c.size_bytes / 2**20:.0f} MiB",
+        table.add_row(c.path.name, c.kind, " ".join(c.requirements), f"{c.size_bytes / 2**20:.0f} MiB",
                       time.strftime("%Y-%m-%d %H:%M", time.localtime(c.last_used)))
     console.print(table)
 

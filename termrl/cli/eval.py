@@ -58,7 +58,7 @@ def eval_cmd(
     from termrl.rollout import store as stores
     from termrl.rollout.accounting import Accountant
     from termrl.rollout.runner import RolloutConfig, run_rollouts
-    from termrl.tasks import pyenv
+    from termrl.tasks import envs
     from termrl.tasks.formats import TaskFormatError
     from termrl.tasks.suites import SuiteError, resolve
 
@@ -90,7 +90,7 @@ def eval_cmd(
     options = {key: value for key, value in given if value is not None}
     try:
         reward_spec = load_spec(spec)
-        entries = pyenv.prepare(resolve(suite))
+        entries = envs.prepare(resolve(suite))
         agent = make_policy(policy, model=model, **options)
     except (SpecError, SuiteError, TaskFormatError, ValueError, OSError) as e:
         _fail(str(e))

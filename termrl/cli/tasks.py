@@ -28,67 +28,62 @@ def _entries(suite: str):
 
 
 def _prepared(entries, quiet: bool = False) -> list:
-    """``entries`` with their Python environments built (``termrl.tasks.pyenv.prepare``), one
-    line per environment on stderr."""
-    from termrl.tasks import pyenv
+    """``entries`` with their environments built (``termrl.tasks.envs.prepare``), one line per
+    environment on stderr."""
+    from termrl.tasks import envs
 
-    def said(result, users: int) -> None:
+    def said(result) -> None:
         if quiet:
             return
-        if isinstance(result, pyenv.BuildError):
-            err.print(f"[yellow]environment failed[/] ({users} tasks): {result}")
+        what = " ".join(result.contents)
+        if result.error:
+            err.print(f"[yellow]{result.kind} failed[/] ({result.tasks} tasks): {result.error}")
         else:
             how = "cached" if result.cached else f"built in {result.seconds:.0f} s"
-            err.print(f"environment {result.path.name}: {' '.join(result.requirements)}: "
-                      f"{result.size_bytes / 2**20:.0f} MiB, {how}, {users} tasks")
+            err.print(f"{result.kind} {result.path.name}: {what}: {result.size_bytes / 2**20:.0f} MiB, {how}, "
+                      f"{result.tasks} tasks")
 
-    return pyenv.prepare(entries, said)
+    return envs.prepare(entries, said)
 
 
 @app.command("prepare")
 def prepare_cmd(
     suite: str = typer.Argument(..., help="builtin, humaneval, mbpp, FAMILY:SEEDS or a directory of tasks"),
-    as_json: bool = typer.Option(False, "--json", help='Print {"environments": [...], "tasks": N}'),
+    as_json: bool = typer.Option(False, "--json", help='Print {"environments": [...], "tasks": N, "failed": N}'),
 ) -> None:
-    """Build every environment SUITE's tasks need (their Dockerfiles' pip installs), ahead of time.
+    """Build every environment SUITE's tasks need, ahead of time: their Dockerfiles' pip installs
+    (Python environments) and the Debian packages the host lacks (system layers).
 
     Episodes never download: eval, audit, validate and train build what is missing before their
     first episode. Cache: TERMRL_CACHE (default ~/.cache/termrl; /var/cache/termrl for root)."""
-    from termrl.tasks import pyenv
+    from dataclasses import asdict
+
+    from termrl.tasks import envs
 
     entries = _entries(suite)
-    wanted = {pyenv.normalize(e.task.python_requirements) for e in entries
-              if e.task is not None and not e.task.unsupported and e.task.python_requirements}
     rows: list[dict] = []
     progress = Progress(TextColumn("building {task.description}"), BarColumn(), MofNCompleteColumn(),
                         TimeElapsedColumn(), console=err, transient=as_json)
 
-    def done(result, users: int) -> None:
-        if isinstance(result, pyenv.BuildError):
-            rows.append({"requirements": None, "tasks": users, "error": str(result),
-                         "requirement": result.requirement})
-        else:
-            rows.append({"requirements": list(result.requirements), "path": str(result.path), "tasks": users,
-                         "size_bytes": result.size_bytes, "seconds": round(result.seconds, 1),
-                         "cached": result.cached})
+    def done(result) -> None:
+        rows.append({**asdict(result), "contents": list(result.contents),
+                     "path": str(result.path) if result.path else None, "seconds": round(result.seconds, 1)})
         progress.advance(bar)
 
     with progress:
-        bar = progress.add_task(f"{suite}: {len(wanted)} environments", total=len(wanted))
-        pyenv.prepare(entries, done)
-    failed = [r for r in rows if r.get("error")]
+        bar = progress.add_task(f"{suite}: environments", total=len(envs.wanted(entries)))
+        envs.prepare(entries, done)
+    failed = [r for r in rows if r["error"]]
     if as_json:
         typer.echo(json.dumps({"environments": rows, "tasks": len(entries), "failed": len(failed)}))
     else:
         table = Table(title=f"{suite}: {len(rows)} environments for {len(entries)} tasks")
-        for col in ("requirements", "tasks", "size", "time"):
-            table.add_column(col)
+        for col in ("kind", "contents", "tasks", "size", "time"):
+            table.add_column(col, overflow="fold")
         for r in rows:
-            if r.get("error"):
-                table.add_row(f"[red]{r['error'][:200]}[/]", str(r["tasks"]), "", "")
-            else:
-                table.add_row(" ".join(r["requirements"]), str(r["tasks"]), f"{r['size_bytes'] / 2**20:.0f} MiB",
-                              "cached" if r["cached"] else f"{r['seconds']:.0f} s")
+            table.add_row(r["kind"], " ".join(r["contents"]), str(r["tasks"]),
+                          f"[red]{r['error'][:200]}[/]" if r["error"] else f"{r['size_bytes'] / 2**20:.0f} MiB",
+                          "" if r["error"] else "cached" if r["cached"] else f"{r['seconds']:.0f} s")
         console.print(table)
     raise typer.Exit(1 if failed else 0)
 

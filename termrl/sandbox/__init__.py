@@ -86,15 +86,17 @@ BACKENDS = ("bwrap", "docker", "local")
 
 def make_sandbox(backend: str = "bwrap", workdir: str = "/workspace", limits: Limits = Limits(),
                  dirs: Sequence[str] = (), env: Mapping[str, str] | None = None,
-                 command_timeout: float = 120.0, binds: Mapping[str, str] | None = None) -> Sandbox:
+                 command_timeout: float = 120.0, binds: Mapping[str, str] | None = None,
+                 system_root: str | None = None) -> Sandbox:
     """Create (not start) a sandbox of the given backend. ``binds``: {sandbox path: host
-    directory} mounted read-only (a task's built environment; bwrap only)."""
-    if binds and backend != "bwrap":
+    directory} mounted read-only (a task's built environment); ``system_root``: a folder whose
+    ``usr`` and ``etc`` replace the host's (a task's system layer). Both bwrap only."""
+    if (binds or system_root) and backend != "bwrap":
         raise ValueError(f"the {backend} backend cannot mount a task's built environment: use bwrap")
     if backend == "bwrap":
         from termrl.sandbox.bwrap import BwrapSandbox
         return BwrapSandbox(workdir=workdir, limits=limits, dirs=dirs, env=env,
-                            command_timeout=command_timeout, binds=binds)
+                            command_timeout=command_timeout, binds=binds, system_root=system_root)
     if backend == "local":
         from termrl.sandbox.local import LocalSandbox
         return LocalSandbox(workdir=workdir, limits=limits, dirs=dirs, env=env,

@@ -157,7 +157,7 @@ class BwrapSandbox(ShellSandbox):
     def __init__(self, workdir: str = "/workspace", limits: Limits = Limits(),
                  command_timeout: float = 120.0, dirs: Sequence[str] = (),
                  env: Mapping[str, str] | None = None, name: str | None = None,
-                 binds: Mapping[str, str] | None = None):
+                 binds: Mapping[str, str] | None = None, system_root: str | None = None):
         if not workdir.startswith("/"):
             raise ValueError(f"workdir must be an absolute path, got {workdir!r}")
         self.workdir = str(PurePosixPath(workdir))
@@ -169,6 +169,8 @@ class BwrapSandbox(ShellSandbox):
                                   if not _within(d, self.workdir)}, key=len)
         self.binds = dict(binds or {})
         """{sandbox path: host directory}, mounted read-only (a task's built environment)."""
+        self.system_root = system_root
+        """A host folder whose ``usr`` and ``etc`` stand for the host's (a task's system layer), or None."""
         self.privileged = os.geteuid() == 0
         self._proc: subprocess.Popen | None = None
         self._shell_pids: set[int] = set()
@@ -215,7 +217,8 @@ class BwrapSandbox(ShellSandbox):
                 args += ["--symlink", os.readlink(p), str(p)]
             elif p.is_dir():
                 args += ["--ro-bind", str(p), str(p)]
-        args += ["--ro-bind", "/usr", "/usr", "--ro-bind", "/etc", "/etc",
+        system = self.system_root or ""
+        args += ["--ro-bind", f"{system}/usr", "/usr", "--ro-bind", f"{system}/etc", "/etc",
                  "--proc", "/proc", "--dev", "/dev",
                  "--bind", str(tmp), "/tmp", "--bind", str(home), "/root"]
         for sandbox_path, host in sorted(self.binds.items()):

@@ -198,41 +198,8 @@ def binds(task) -> dict[str, str]:
             raise SetupError(f"task {task.id}: its Python environment at {where} cannot be read by the sandbox's "
                              f"user: {closed} is not searchable by others; set TERMRL_CACHE to a folder "
                              "outside it (default for root: /var/cache/termrl)")
-    _touch(where)
+    touch(where)
     return {MOUNT: str(where)}
-
-
-def prepare(entries: Sequence, on_built: Callable[[Built | BuildError, int], None] | None = None,
-            limit_cache: bool = True) -> list:
-    """``entries`` (``termrl.tasks.suites.Entry``) with every Python environment they need built:
-    one build per distinct requirement set, in order of first use. A task whose environment pip
-    cannot build comes back unsupported, the requirement named. ``on_built(result, tasks)``: after
-    each environment (a ``Built``, or the ``BuildError``), with how many tasks share it.
-    ``limit_cache``: then prune the cache to its size limit, keeping these environments (a run
-    prepares its whole suite once, before any sandbox; a caller preparing one task of a run that
-    is under way must not, or it could delete what another of its tasks has mounted)."""
-    needs: dict[tuple[str, ...], list[int]] = {}
-    for i, entry in enumerate(entries):
-        task = entry.task
-        if task is not None and not task.unsupported and task.python_requirements:
-            needs.setdefault(normalize(task.python_requirements), []).append(i)
-    out = list(entries)
-    ready: list[Path] = []
-    for reqs, users in needs.items():
-        try:
-            result: Built | BuildError = build(reqs)
-            ready.append(result.path)
-        except BuildError as e:
-            result = e
-            what = f"needs Python package {e.requirement}, which pip cannot install" if e.requirement else str(e)
-            for i in users:
-                task = dataclasses.replace(out[i].task, unsupported=f"environment: {what} ({e})"[:800])
-                out[i] = dataclasses.replace(out[i], task=task)
-        if on_built:
-            on_built(result, len(users))
-    if needs and limit_cache:
-        prune(keep=ready)  # the cache's size limit, never at the cost of what this run needs
-    return out
 
 
 # --------------------------------------------------------------------------- the cache
@@ -258,21 +225,25 @@ def parse_size(text: str, where: str) -> int:
 @dataclass(frozen=True)
 class Cached:
     path: Path
+    kind: str
+    """``pyenv`` (Python packages) or ``sysenv`` (a system layer, ``termrl.tasks.sysenv``)."""
     requirements: tuple[str, ...]
+    """Its requirement set, or its Debian packages."""
     size_bytes: int
     last_used: float
     """When a sandbox last mounted it (or when it was built)."""
 
 
 def cached() -> list[Cached]:
-    """Every built environment, least recently used first."""
-    root = cache_root() / "pyenv"
+    """Every built environment of either kind, least recently used first."""
     out = []
-    for manifest in root.glob(f"*/{MANIFEST}") if root.is_dir() else []:
-        data = json.loads(manifest.read_text())
-        used = manifest.parent / USED
-        out.append(Cached(manifest.parent, tuple(data["requirements"]), data["size_bytes"],
-                          (used if used.exists() else manifest).stat().st_mtime))
+    for kind in ("pyenv", "sysenv"):
+        root = cache_root() / kind
+        for manifest in root.glob(f"*/{MANIFEST}") if root.is_dir() else []:
+            data = json.loads(manifest.read_text())
+            used = manifest.parent / USED
+            out.append(Cached(manifest.parent, kind, tuple(data.get("requirements") or data.get("packages") or ()),
+                              data["size_bytes"], (used if used.exists() else manifest).stat().st_mtime))
     return sorted(out, key=lambda c: c.last_used)
 
 
@@ -298,7 +269,8 @@ def prune(limit: int | None = None, keep: Iterable[Path] = ()) -> list[Cached]:
     return gone
 
 
-def _touch(where: Path) -> None:
+def touch(where: Path) -> None:
+    """Mark a built environment (of either kind) as used now: pruning takes the least recent first."""
     try:
         (where / USED).touch()
     except OSError:  # a read-only cache still serves; it only cannot say when it was used

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from termrl.protocols import ExecResult, Sandbox, SetupError, StopReason, Task, TaskFile
 from termrl.sandbox import make_sandbox
-from termrl.tasks import pyenv
+from termrl.tasks import pyenv, sysenv
 
 SOLUTION_DIR = "/solution"
 REWARD_DIR = "/logs/verifier"
@@ -24,7 +24,8 @@ def open_sandbox(task: Task, backend: str = "bwrap", command_timeout: float = 12
     if task.unsupported:
         raise SetupError(f"task {task.id} is unsupported here: {task.unsupported}")
     box = make_sandbox(backend, workdir=task.workdir, limits=task.limits, dirs=list(task.extra_files),
-                       env=pyenv.environment(task), command_timeout=command_timeout, binds=pyenv.binds(task))
+                       env=pyenv.environment(task), command_timeout=command_timeout, binds=pyenv.binds(task),
+                       system_root=sysenv.system_root(task))
     try:
         box.start()
         box.put_files(task.workdir, task.workspace)

@@ -11,7 +11,7 @@ from dataclasses import asdict, dataclass
 from typing import Callable, Iterable
 
 from termrl.protocols import Evidence, HarnessError, Task, TestsData
-from termrl.tasks import pyenv
+from termrl.tasks import envs
 from termrl.tasks.runtime import open_sandbox, run_solution
 from termrl.tasks.suites import Entry
 from termrl.verify import verify
@@ -77,8 +77,8 @@ def check_task(task: Task, backend: str = "bwrap") -> Validation:
     t0 = time.monotonic()
     row = Validation(task.id, task.meta.category, False, "invalid", "")
     try:
-        if task.python_requirements and not task.unsupported:  # built here when no one prepared it
-            [entry] = pyenv.prepare([Entry(task.id, task=task)], limit_cache=False)
+        if (task.python_requirements or task.system_packages) and not task.unsupported:  # built here if not before
+            [entry] = envs.prepare([Entry(task.id, task=task)], limit_cache=False)
             task = entry.task
         if task.unsupported:
             row.status, row.reason = "unsupported", task.unsupported

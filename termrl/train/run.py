@@ -72,10 +72,10 @@ def _model_dir(cfg: TrainConfig, out: Path) -> Path:
 
 
 def _tasks(suite: str):
-    from termrl.tasks import pyenv
+    from termrl.tasks import envs
     from termrl.tasks.suites import resolve
 
-    entries = pyenv.prepare(resolve(suite))
+    entries = envs.prepare(resolve(suite))
     bad = [e for e in entries if e.task is None]
     if bad:
         raise ValueError(f"suite {suite!r}: task {bad[0].id} cannot be loaded: {bad[0].error}")

@@ -54,7 +54,7 @@ TESTS_DIR = "/tests"
 def fits_fast_path(task: Task, workdir: str) -> bool:
     spec = task.test_spec
     return (task.workdir == workdir and not task.setup and not task.extra_files and not task.env
-            and not task.python_requirements
+            and not task.python_requirements and not task.system_packages
             and spec.kind is TestKind.PYTEST and spec.tests_dir == TESTS_DIR and not spec.env
             and not spec.cwd and not task.unsupported)
 

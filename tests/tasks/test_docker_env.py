@@ -33,7 +33,6 @@ def test_what_cannot_run_here_is_unsupported(tmp_path):
         "WORKDIR /\n": "WORKDIR /",
         "WORKDIR /app\nCOPY a.txt /usr/local/bin/tool\n": "/usr/local/bin/tool",
         "WORKDIR /app\nRUN curl -sSL https://example.com/x.sh | sh\n": "needs the network",
-        "WORKDIR /app\nRUN apt-get install -y gnucobol3\n": "gnucobol3",
         "WORKDIR /app\nCOPY --from=builder /x /y\n": "multi-stage",
     }
     for text, reason in cases.items():
@@ -69,6 +68,14 @@ def test_anything_else_is_not_standard():
     needs_pkg = "#!/bin/bash\nuv add pytest==8.4.1 pandas\nuv run pytest $TEST_DIR/test_outputs.py\n"
     plan = analyze_test_script(needs_pkg, TESTS, "run-tests.sh")
     assert plan.standard and plan.python_requirements == ["pandas"]  # built into the task's environment
+
+
+def test_apt_lines_become_the_system_layer_less_what_the_host_has(tmp_path):
+    env = dockerfile(tmp_path, "FROM ubuntu:24.04\nWORKDIR /app\n"
+                               "RUN apt-get update && apt-get install -y --no-install-recommends tmux gnucobol3 "
+                               "bash coreutils=9.1-1 && rm -rf /var/lib/apt/lists/*\n")
+    # the harness's tmux and the host's bash and coreutils cost nothing
+    assert env.unsupported is None and env.system_packages == ["gnucobol3"] and env.setup == []
 
 
 def test_pip_lines_become_the_python_environment_less_what_the_sandbox_has(tmp_path):

@@ -6,7 +6,7 @@ from dataclasses import replace
 
 import pytest
 
-from termrl.protocols import TaskFile
+from termrl.protocols import SetupError, TaskFile
 from termrl.protocols import TestKind as Kind
 from termrl.tasks.formats import TaskFormatError, load_task
 from termrl.tasks.formats.harbor import is_harbor, load_harbor
@@ -228,12 +228,14 @@ def test_prebuilt_image_without_dockerfile_is_unsupported(tmp_path):
     assert task.unsupported is not None and "docker_image" in task.unsupported
 
 
-def test_missing_debian_package_in_dockerfile_is_unsupported(tmp_path):
+def test_a_debian_package_the_host_lacks_needs_a_system_layer(tmp_path):
     root = copy_fixture(HARBOR_DIR / "sqlite-top-customers", tmp_path)
     dockerfile = (root / "environment" / "Dockerfile").read_text()
     (root / "environment" / "Dockerfile").write_text(dockerfile.replace("sqlite3 python3", "sqlite3 python3 gnucobol3"))
     task = load_harbor(root)
-    assert task.unsupported is not None and "gnucobol3" in task.unsupported
+    assert task.unsupported is None and task.system_packages == ("gnucobol3",)
+    with pytest.raises(SetupError, match="system layer .*not built"):
+        open_sandbox(task)
 
 
 # --------------------------------------------------------------------------- malformed directories

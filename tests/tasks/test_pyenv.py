@@ -10,7 +10,7 @@ import sys
 import pytest
 
 from termrl.protocols import SetupError
-from termrl.tasks import pyenv
+from termrl.tasks import envs, pyenv
 from termrl.tasks.formats.harbor import load_harbor
 from termrl.tasks.runtime import open_sandbox
 from termrl.tasks.suites import Entry
@@ -53,9 +53,9 @@ def test_pip_lines_become_the_task_s_requirements_and_nothing_runs_before_they_a
 def test_a_built_environment_serves_the_agent_and_the_tests_read_only(tmp_path, wheel):
     task = task_needing(tmp_path, f"{PACKAGE}==1.0")
     seen = []
-    [entry] = pyenv.prepare([Entry(task.id, task=task)], lambda result, users: seen.append((result, users)))
-    [(first, users)] = seen
-    assert entry.task is task and users == 1 and not first.cached
+    [entry] = envs.prepare([Entry(task.id, task=task)], seen.append)
+    [first] = seen
+    assert entry.task is task and first.tasks == 1 and first.kind == "pyenv" and not first.cached
     manifest = json.loads((first.path / pyenv.MANIFEST).read_text())
     assert manifest["requirements"] == [f"{PACKAGE}==1.0"] and manifest["size_bytes"] > 0
 
@@ -78,8 +78,8 @@ def test_a_built_environment_serves_the_agent_and_the_tests_read_only(tmp_path, 
 def test_a_requirement_pip_cannot_satisfy_makes_the_task_unsupported_naming_it(tmp_path, wheel):
     task = task_needing(tmp_path, f"{PACKAGE}==9.9")
     results = []
-    [entry] = pyenv.prepare([Entry(task.id, task=task)], lambda result, users: results.append(result))
-    assert isinstance(results[0], pyenv.BuildError) and results[0].requirement == f"{PACKAGE}==9.9"
+    [entry] = envs.prepare([Entry(task.id, task=task)], results.append)
+    assert results[0].error and results[0].missing == f"{PACKAGE}==9.9"
     assert f"{PACKAGE}==9.9" in entry.task.unsupported
     assert check_task(entry.task).status == "unsupported"
     assert pyenv.built(task.python_requirements) is None  # a failed build leaves nothing behind
@@ -100,11 +100,11 @@ def test_tasks_prepare_reports_each_environment(tmp_path, wheel):
                          capture_output=True, text=True, timeout=600)
     assert res.returncode == 0, res.stderr
     [row] = json.loads(res.stdout)["environments"]
-    assert row["requirements"] == [f"{PACKAGE}==1.0"] and row["tasks"] == 1 and row["size_bytes"] > 0
+    assert row["contents"] == [f"{PACKAGE}==1.0"] and row["tasks"] == 1 and row["size_bytes"] > 0
     broken = task_needing(tmp_path / "b", f"{PACKAGE}==9.9")
     res = subprocess.run([sys.executable, "-m", "termrl", "tasks", "prepare", str(tmp_path / "b"), "--json"],
                          capture_output=True, text=True, timeout=600)
-    assert res.returncode == 1 and json.loads(res.stdout)["environments"][0]["requirement"] == f"{PACKAGE}==9.9"
+    assert res.returncode == 1 and json.loads(res.stdout)["environments"][0]["missing"] == f"{PACKAGE}==9.9"
 
 
 def test_requirements_are_canonical():

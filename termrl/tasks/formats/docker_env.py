@@ -49,6 +49,8 @@ class Environment:
     """The directories COPY/ADD lines copy into."""
     python_requirements: list[str] = field(default_factory=list)
     """What its ``pip install`` lines install that the sandbox's python3 lacks (``termrl.tasks.pyenv``)."""
+    system_packages: list[str] = field(default_factory=list)
+    """What its ``apt-get install`` lines install that the host lacks (``termrl.tasks.sysenv``)."""
     links: dict[str, str] = field(default_factory=dict)
     """Command name -> target of its ``ln -s`` lines into the system's command folders (see ``LINK_DIR``)."""
     unsupported: str | None = None
@@ -97,6 +99,12 @@ def _logical_lines(text: str) -> list[str]:
     if cur.strip():
         lines.append(cur.strip())
     return lines
+
+
+def missing_debian_packages(names: list[str]) -> list[str]:
+    """The packages of ``names`` the host lacks (the ones the standard images install for the
+    harness aside: the sandbox brings what the harness needs)."""
+    return [p for p in names if p not in HARNESS_PACKAGES and not debian_package_installed(p)]
 
 
 def missing_python_packages(specs: list[str]) -> list[str]:
@@ -299,11 +307,7 @@ def _run(env: Environment, arg: str, dockerfile: Path) -> None:
         if words[:2] in (["apt-get", "update"], ["apt", "update"]) or words[:1] == ["rm"] and "/var/lib/apt/lists" in cmd:
             continue
         if apt is not None:
-            missing = [p for p in apt if p not in HARNESS_PACKAGES and not debian_package_installed(p)]
-            if missing:
-                env.unsupported = (f"{dockerfile.name}: needs Debian packages not installed on this host: "
-                                   f"{', '.join(missing)} (install them on the host, or use a Docker daemon)")
-                return
+            env.system_packages += missing_debian_packages(apt)
             continue
         if pip is not None:
             env.python_requirements += missing_python_packages(pip)
@@ -330,6 +334,8 @@ class ScriptPlan:
     """The script cd's into the tests directory before running pytest."""
     python_requirements: list[str] = field(default_factory=list)
     """What the script's ``pip install`` (or ``uvx --with``) lines add to the sandbox's python3."""
+    system_packages: list[str] = field(default_factory=list)
+    """What the script's ``apt-get install`` lines add that the host lacks."""
 
 
 _PYTEST_RE = re.compile(r"^(?:uv\s+run\s+|uvx\s+.*?\s|python3?\s+-m\s+)?pytest(\s.*)?$")
@@ -347,6 +353,7 @@ def analyze_test_script(text: str, tests: dict[str, TaskFile], script_name: str)
     """Recognise the standard 'install uv + pytest, run pytest' template."""
     files: list[str] = []
     requirements: list[str] = []
+    packages: list[str] = []
     in_tests_dir = False
     for line in _logical_lines(text):
         if line.startswith("#!"):
@@ -362,10 +369,7 @@ def analyze_test_script(text: str, tests: dict[str, TaskFile], script_name: str)
                 continue
             apt = _apt_packages(cmd)
             if apt is not None:
-                missing = [p for p in apt if p not in HARNESS_PACKAGES and not debian_package_installed(p)]
-                if missing:
-                    return ScriptPlan(False, unsupported=f"{script_name}: installs Debian packages not on "
-                                                         f"this host: {', '.join(missing)}")
+                packages += missing_debian_packages(apt)
                 continue
             pip = _pip_packages(cmd)
             if pip is not None:
@@ -397,13 +401,15 @@ def analyze_test_script(text: str, tests: dict[str, TaskFile], script_name: str)
             return ScriptPlan(False)
     if not files and not any(_PYTEST_RE.match(c) for l in _logical_lines(text) for c in _split_commands(l)):
         return ScriptPlan(False)
-    return ScriptPlan(True, pytest_files=files, in_tests_dir=in_tests_dir, python_requirements=requirements)
+    return ScriptPlan(True, pytest_files=files, in_tests_dir=in_tests_dir, python_requirements=requirements,
+                      system_packages=packages)
 
 
 def test_spec_for(script: str, tests: dict[str, TaskFile], name: str, env: tuple[tuple[str, str], ...],
-                  fallback: TestKind, script_file: str) -> tuple[TestSpec, str | None, list[str]]:
+                  fallback: TestKind, script_file: str) -> tuple[TestSpec, str | None, ScriptPlan]:
     """The TestSpec of a Terminal-Bench/Harbor test script, why it cannot run here (or None), and
-    the Python requirements its installs add (built into the task's environment).
+    its plan (``python_requirements`` and ``system_packages`` its installs add to the task's
+    environment).
 
     The standard template runs its pytest files with the sandbox's pytest; any
     other script runs as it is (``fallback``), unless it needs the network.
@@ -411,11 +417,11 @@ def test_spec_for(script: str, tests: dict[str, TaskFile], name: str, env: tuple
     plan = analyze_test_script(script, tests, name)
     if plan.standard:
         return TestSpec(kind=TestKind.PYTEST, pytest_files=tuple(plan.pytest_files), env=env,
-                        cwd="/tests" if plan.in_tests_dir else ""), None, plan.python_requirements
+                        cwd="/tests" if plan.in_tests_dir else ""), None, plan
     net = script_needs_network(script)
     reason = plan.unsupported or (
         f"{name} is not the standard template and needs the network: {net!r}" if net else None)
-    return TestSpec(kind=fallback, script=script_file, env=env), reason, []
+    return TestSpec(kind=fallback, script=script_file, env=env), reason, ScriptPlan(False)
 
 
 def script_needs_network(text: str) -> str | None:

@@ -14,6 +14,7 @@ from termrl.protocols import DIFFICULTIES, Limits, Task, TaskMeta, TestKind
 from termrl.tasks.formats.common import (TaskFormatError, check_id, get, load_toml, read_text,
                                          read_tree, str_list)
 from termrl.tasks.formats.docker_env import Environment, parse_dockerfile, test_spec_for
+from termrl.tasks import sysenv
 from termrl.tasks.pyenv import normalize
 from termrl.tasks.formats.terminal_bench import map_category
 
@@ -72,7 +73,7 @@ def load_harbor(path: Path) -> Task:
     script = read_text(test_sh, "the verifier script that writes /logs/verifier/reward.txt")
     verifier_env = get(verifier, "env", dict, toml_path, default={}, prefix="verifier.")
     env_pairs = tuple((str(k), str(v)) for k, v in verifier_env.items())
-    spec, reason, test_requirements = test_spec_for(script, tests, "tests/test.sh", env_pairs, TestKind.REWARD_FILE,
+    spec, reason, plan = test_spec_for(script, tests, "tests/test.sh", env_pairs, TestKind.REWARD_FILE,
                                                     "test.sh")
     unsupported = unsupported or reason
     memory = _memory_mb(environment, toml_path)
@@ -93,7 +94,8 @@ def load_harbor(path: Path) -> Task:
         extra_files=extra,
         setup=tuple(env.setup),
         env=env.env,
-        python_requirements=normalize([*env.python_requirements, *test_requirements]),
+        python_requirements=normalize([*env.python_requirements, *plan.python_requirements]),
+        system_packages=sysenv.normalize([*env.system_packages, *plan.system_packages]),
         tests=tests,
         test_spec=spec,
         solution=solution.read_text() if solution.is_file() else None,

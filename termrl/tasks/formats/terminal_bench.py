@@ -9,6 +9,7 @@ import yaml
 from termrl.protocols import CATEGORIES, DIFFICULTIES, Limits, Task, TaskFile, TaskMeta, TestKind
 from termrl.tasks.formats.common import TaskFormatError, check_id, get, read_text, read_tree, str_list
 from termrl.tasks.formats.docker_env import parse_dockerfile, test_spec_for
+from termrl.tasks import sysenv
 from termrl.tasks.pyenv import normalize
 
 CATEGORY_MAP = {"file-operations": "shell", "file_operations": "shell", "system-administration": "shell",
@@ -87,7 +88,7 @@ def load_terminal_bench(path: Path) -> Task:
         raise TaskFormatError(run_tests, None, "is missing: expected the test runner script")
     script = run_tests.read_text()
     unsupported = env.unsupported or _compose_problem(path)
-    spec, reason, test_requirements = test_spec_for(script, tests, "run-tests.sh", (("TEST_DIR", "/tests"),),
+    spec, reason, plan = test_spec_for(script, tests, "run-tests.sh", (("TEST_DIR", "/tests"),),
                                                     TestKind.SCRIPT, "run-tests.sh")
     unsupported = unsupported or reason
     if spec.kind is TestKind.SCRIPT:
@@ -105,7 +106,8 @@ def load_terminal_bench(path: Path) -> Task:
         extra_files=extra,
         setup=tuple(env.setup),
         env=env.env,
-        python_requirements=normalize([*env.python_requirements, *test_requirements]),
+        python_requirements=normalize([*env.python_requirements, *plan.python_requirements]),
+        system_packages=sysenv.normalize([*env.system_packages, *plan.system_packages]),
         tests=tests,
         test_spec=spec,
         solution=_solution(path),

@@ -1,0 +1,79 @@
+"""Building what a suite's tasks need before any episode: their Python environments
+(``termrl.tasks.pyenv``) and system layers (``termrl.tasks.sysenv``)."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from termrl.tasks import pyenv, sysenv
+
+
+@dataclass(frozen=True)
+class Result:
+    kind: str
+    """``pyenv`` or ``sysenv``."""
+    contents: tuple[str, ...]
+    """The requirement set, or the Debian packages."""
+    tasks: int
+    """How many tasks of the suite share it."""
+    path: Path | None = None
+    size_bytes: int = 0
+    seconds: float = 0.0
+    cached: bool = False
+    error: str | None = None
+    missing: str | None = None
+    """The requirement or package that could not be installed, when known."""
+
+
+def _needs(task) -> list[tuple[str, tuple[str, ...]]]:
+    out = []
+    if task.python_requirements:
+        out.append(("pyenv", pyenv.normalize(task.python_requirements)))
+    if task.system_packages:
+        out.append(("sysenv", sysenv.normalize(task.system_packages)))
+    return out
+
+
+def wanted(entries: Sequence) -> set[tuple[str, tuple[str, ...]]]:
+    """The distinct environments ``entries`` need."""
+    return {need for e in entries if e.task is not None and not e.task.unsupported for need in _needs(e.task)}
+
+
+def prepare(entries: Sequence, on_built: Callable[[Result], None] | None = None, limit_cache: bool = True) -> list:
+    """``entries`` (``termrl.tasks.suites.Entry``) with every environment they need built: one
+    build per distinct requirement or package set, in order of first use. A task whose
+    environment cannot be built comes back unsupported, saying what could not be installed.
+    ``on_built``: called after each environment. ``limit_cache``: then prune the cache to its
+    size limit, keeping these (a run prepares its whole suite once, before any sandbox; a caller
+    preparing one task of a run under way must not, or it could delete what another task has
+    mounted)."""
+    needs: dict[tuple[str, tuple[str, ...]], list[int]] = {}
+    for i, entry in enumerate(entries):
+        if entry.task is not None and not entry.task.unsupported:
+            for need in _needs(entry.task):
+                needs.setdefault(need, []).append(i)
+    out = list(entries)
+    ready: list[Path] = []
+    for (kind, contents), users in needs.items():
+        builder = pyenv.build if kind == "pyenv" else sysenv.build
+        try:
+            built = builder(contents)
+            ready.append(built.path)
+            result = Result(kind, contents, len(users), built.path, built.size_bytes, built.seconds, built.cached)
+        except pyenv.BuildError as e:
+            result = Result(kind, contents, len(users), error=str(e), missing=e.requirement)
+            what = ("Python package" if kind == "pyenv" else "Debian package")
+            why = f"needs {what} {e.requirement}, which cannot be installed" if e.requirement else "cannot be built"
+            for i in users:
+                if out[i].task.unsupported:
+                    continue
+                task = dataclasses.replace(out[i].task, unsupported=f"environment: {why} ({e})"[:800])
+                out[i] = dataclasses.replace(out[i], task=task)
+        if on_built:
+            on_built(result)
+    if needs and limit_cache:
+        pyenv.prune(keep=ready)  # the cache's size limit, never at the cost of what this run needs
+    return out

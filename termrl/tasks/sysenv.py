@@ -1,0 +1,223 @@
+"""System layers of imported task environments: Debian packages the host lacks, installed into a
+cached copy of the host's system that the sandbox mounts as its ``/usr`` and ``/etc``.
+
+A Terminal-Bench or Harbor Dockerfile installs tools with ``apt-get install``. The sandbox's
+system is the host's (read-only), so the packages the host already has cost nothing; for the
+others termrl builds a *system layer*, once per package set, keyed by that set and the host's
+installed packages:
+
+1. ``apt-get install --download-only`` fetches the packages and whatever they depend on that the
+   host lacks (apt resolves against the host's own package database; nothing is installed on
+   the host);
+2. each ``.deb`` is unpacked (``dpkg-deb -x``) into a staging folder;
+3. the layer is a hard-linked copy of the host's ``/usr`` (no bytes copied) and a copy of its
+   ``/etc``, into which the staged files are merged: a file the packages replace is unlinked
+   first, so the host's own file is never written through its link.
+
+The sandbox then binds the layer's ``usr`` and ``etc`` read-only where the host's would be: the
+harness's bash, python3 and pytest stay the host's, byte for byte.
+
+Why this builder: the sandbox must keep running the harness's interpreter and test runner, so the
+natural base is the host's system, not a fresh root filesystem (``mmdebstrap`` would build a
+second Debian beside it, with its own python3 and pytest, hundreds of megabytes per layer);
+bubblewrap 0.8 (Debian 12's) has no overlay mounts, and a hard-link farm is an overlay made
+ahead of time, costing inodes, not bytes.
+
+Limits, stated:
+- **``FROM``**: every base image maps to the host's release (Debian 12 here). An ``ubuntu:24.04``
+  task gets Debian 12's packages under the same names; a name Debian does not have (a vendor
+  repository's ``dotnet-sdk-8.0``) makes the task unsupported, named. Versions differ from
+  Ubuntu's (python3 3.11, not 3.12).
+- **Maintainer scripts do not run**: no users or groups are created, no ``update-alternatives``
+  links, no generated keys or caches. A package that only works after its ``postinst``
+  (``openssh-server``'s host keys) may not work.
+- Only ``/usr`` and ``/etc`` (and the merged ``/bin``, ``/sbin``, ``/lib``) come from a layer; files
+  a package puts under ``/var`` or ``/opt`` are left out.
+- No services run: there is no init in the sandbox.
+
+Offline (tests, air-gapped machines): ``TERMRL_APT_DEBS=FOLDER`` takes each requested package
+from ``FOLDER/NAME_*.deb`` instead of apt, without resolving dependencies.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import functools
+import hashlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from termrl.protocols import SetupError
+from termrl.tasks.pyenv import BuildError, cache_root, touch
+
+MANIFEST = "manifest.json"
+MERGED = {"bin": "usr/bin", "sbin": "usr/sbin", "lib": "usr/lib", "lib64": "usr/lib64", "lib32": "usr/lib32",
+          "libx32": "usr/libx32"}
+"""Top-level folders that are links into /usr on a merged-/usr system (Debian 12)."""
+
+
+def normalize(packages: Iterable[str]) -> tuple[str, ...]:
+    return tuple(sorted({p.strip().split("=")[0].split(":")[0].lower() for p in packages if p.strip()}))
+
+
+@functools.lru_cache(maxsize=1)
+def host_identity() -> str:
+    """The host's release and installed packages: a layer built on another host state is another layer."""
+    release = Path("/etc/os-release").read_text() if Path("/etc/os-release").exists() else ""
+    status = Path("/var/lib/dpkg/status")
+    digest = hashlib.sha256(status.read_bytes()).hexdigest() if status.exists() else ""
+    return hashlib.sha256((release + digest).encode()).hexdigest()
+
+
+def key(packages: Iterable[str]) -> str:
+    return hashlib.sha256(json.dumps([host_identity(), list(normalize(packages))]).encode()).hexdigest()[:20]
+
+
+def location(packages: Iterable[str]) -> Path:
+    return cache_root() / "sysenv" / key(packages)
+
+
+def built(packages: Iterable[str]) -> Path | None:
+    where = location(packages)
+    return where if (where / MANIFEST).is_file() else None
+
+
+@dataclass(frozen=True)
+class Built:
+    path: Path
+    packages: tuple[str, ...]
+    """What was asked for; ``manifest.json`` lists every .deb unpacked (dependencies too)."""
+    size_bytes: int
+    """Bytes of the unpacked packages (the hard-linked host files cost none)."""
+    seconds: float
+    cached: bool
+
+
+def build(packages: Iterable[str], timeout: float = 1800.0) -> Built:
+    """Build the layer for ``packages`` unless it is cached (one builder per layer at a time)."""
+    pkgs = normalize(packages)
+    where = location(pkgs)
+    where.parent.mkdir(parents=True, exist_ok=True)
+    os.chmod(where.parent, 0o755)
+    with open(where.parent / f"{where.name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if (where / MANIFEST).is_file():
+            m = json.loads((where / MANIFEST).read_text())
+            return Built(where, pkgs, m["size_bytes"], m["seconds"], cached=True)
+        start = time.monotonic()
+        tmp = where.with_name(f"{where.name}.tmp-{os.getpid()}")
+        shutil.rmtree(tmp, ignore_errors=True)
+        try:
+            with tempfile.TemporaryDirectory(prefix="termrl-debs-", dir=where.parent) as work:
+                debs = _fetch(pkgs, Path(work) / "debs", timeout)
+                staging = Path(work) / "staging"
+                for deb in debs:
+                    res = subprocess.run(["dpkg-deb", "-x", str(deb), str(staging)], capture_output=True, text=True)
+                    if res.returncode != 0:
+                        raise BuildError(f"dpkg-deb -x {deb.name} failed: {res.stderr.strip()[-300:]}")
+                tmp.mkdir()
+                _copy_host(tmp)
+                size = _merge(staging, tmp)
+        except BaseException:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise
+        seconds = time.monotonic() - start
+        (tmp / MANIFEST).write_text(json.dumps({"packages": list(pkgs), "debs": sorted(d.name for d in debs),
+                                                "size_bytes": size, "seconds": round(seconds, 1)}, indent=1))
+        os.chmod(tmp / MANIFEST, 0o644)
+        os.chmod(tmp, 0o755)
+        tmp.rename(where)
+        return Built(where, pkgs, size, seconds, cached=False)
+
+
+def _fetch(pkgs: tuple[str, ...], into: Path, timeout: float) -> list[Path]:
+    into.mkdir(parents=True)
+    offline = os.environ.get("TERMRL_APT_DEBS")
+    if offline:
+        debs = []
+        for name in pkgs:
+            found = sorted(Path(offline).glob(f"{name}_*.deb"))
+            if not found:
+                raise BuildError(f"no {name}_*.deb in TERMRL_APT_DEBS={offline}", name)
+            debs.append(found[-1])
+        return debs
+    (into / "partial").mkdir()
+    command = ["apt-get", "install", "--download-only", "--no-install-recommends", "-y", "-q",
+               "-o", f"Dir::Cache::archives={into}", "-o", "Debug::NoLocking=1", *pkgs]
+    try:
+        res = subprocess.run(command, capture_output=True, text=True, timeout=timeout,
+                             env={**os.environ, "DEBIAN_FRONTEND": "noninteractive"})
+    except subprocess.TimeoutExpired:
+        raise BuildError(f"apt-get download of {' '.join(pkgs)} ran past {timeout:.0f} s") from None
+    if res.returncode != 0:
+        text = res.stderr + res.stdout
+        m = re.search(r"Unable to locate package (\S+)", text) or \
+            re.search(r"Package '?(\S+?)'? has no installation candidate", text) or \
+            re.search(r"E: Version '[^']*' for '(\S+)' was not found", text)
+        errors = " ".join(line.strip() for line in text.splitlines() if line.startswith("E:"))[-400:]
+        raise BuildError(f"apt-get could not fetch {' '.join(pkgs)}: {errors or text.strip()[-400:]}",
+                         m.group(1) if m else None)
+    return sorted(into.glob("*.deb"))
+
+
+def _copy_host(root: Path) -> None:
+    """``root/usr``: the host's /usr as hard links (no bytes; the cache must be on /usr's
+    filesystem); ``root/etc``: a copy of its /etc."""
+    for command in (["cp", "-al", "/usr", str(root)], ["cp", "-a", "/etc", str(root)]):
+        res = subprocess.run(command, capture_output=True, text=True)
+        if res.returncode != 0:
+            raise BuildError(f"{' '.join(command)} failed (a cache on another filesystem than /usr cannot hard-link "
+                             f"it: set TERMRL_CACHE): {res.stderr.strip()[-300:]}")
+
+
+def _merge(staging: Path, root: Path) -> int:
+    """Put every file of ``staging`` into ``root`` without writing through a hard link; returns bytes."""
+    size = 0
+    if not staging.is_dir():
+        return 0
+    for dirpath, dirnames, filenames in os.walk(staging):
+        rel = Path(dirpath).relative_to(staging)
+        parts = rel.parts
+        if parts and parts[0] in MERGED:
+            rel = Path(MERGED[parts[0]], *parts[1:])
+        elif parts and parts[0] not in ("usr", "etc"):
+            dirnames[:] = []  # /var, /opt...: left out (see the module's limits)
+            continue
+        target_dir = root / rel
+        if target_dir.is_symlink() and not target_dir.resolve().is_relative_to(root.resolve()):
+            # a link out of the layer (absolute, so the host's): a real folder instead, never writes through it
+            target_dir.unlink()
+        target_dir.mkdir(parents=True, exist_ok=True)
+        for name in [*filenames, *(d for d in dirnames if (Path(dirpath) / d).is_symlink())]:
+            src, dst = Path(dirpath) / name, target_dir / name
+            if dst.is_symlink() or dst.is_file():
+                dst.unlink()  # never write through a hard link to the host's file
+            elif dst.is_dir():
+                shutil.rmtree(dst)
+            if src.is_symlink():
+                os.symlink(os.readlink(src), dst)
+            else:
+                shutil.copy2(src, dst)
+                size += src.stat().st_size
+    return size
+
+
+def system_root(task) -> str | None:
+    """The host folder whose ``usr`` and ``etc`` the task's sandbox mounts, or None (the host's);
+    raises ``SetupError`` when the task's layer is not built (an episode never downloads)."""
+    if not task.system_packages:
+        return None
+    where = built(task.system_packages)
+    if where is None:
+        raise SetupError(f"task {task.id}: its system layer ({' '.join(normalize(task.system_packages))}) is not "
+                         f"built: run `termrl tasks prepare SUITE` (cache: {cache_root()})")
+    touch(where)
+    return str(where)
