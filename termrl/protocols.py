@@ -126,6 +126,9 @@ class Task:
     system_packages: tuple[str, ...] = ()
     """Debian packages its environment installs that the host lacks: built once into a system
     layer the sandbox mounts as its /usr and /etc (``termrl.tasks.sysenv``)."""
+    system_files: Mapping[str, TaskFile] = field(default_factory=dict)
+    """Absolute path -> file its Dockerfile copies into system folders (/etc, /usr...): written
+    into its system layer."""
     tests: Files = field(default_factory=dict)
     """Hidden tests: never visible to the agent; copied in fresh at verification."""
     holdout_tests: Files = field(default_factory=dict)

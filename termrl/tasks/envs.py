@@ -16,7 +16,7 @@ class Result:
     kind: str
     """``pyenv`` or ``sysenv``."""
     contents: tuple[str, ...]
-    """The requirement set, or the Debian packages."""
+    """The requirement set, or the Debian packages and the system files copied in."""
     tasks: int
     """How many tasks of the suite share it."""
     path: Path | None = None
@@ -28,16 +28,17 @@ class Result:
     """The requirement or package that could not be installed, when known."""
 
 
-def _needs(task) -> list[tuple[str, tuple[str, ...]]]:
+def _needs(task) -> list[tuple]:
+    """(kind, contents, files) of each environment ``task`` needs."""
     out = []
     if task.python_requirements:
-        out.append(("pyenv", pyenv.normalize(task.python_requirements)))
-    if task.system_packages:
-        out.append(("sysenv", sysenv.normalize(task.system_packages)))
+        out.append(("pyenv", pyenv.normalize(task.python_requirements), ()))
+    if task.system_packages or task.system_files:
+        out.append(("sysenv", sysenv.normalize(task.system_packages), sysenv.files_of(task.system_files)))
     return out
 
 
-def wanted(entries: Sequence) -> set[tuple[str, tuple[str, ...]]]:
+def wanted(entries: Sequence) -> set[tuple]:
     """The distinct environments ``entries`` need."""
     return {need for e in entries if e.task is not None and not e.task.unsupported for need in _needs(e.task)}
 
@@ -50,17 +51,17 @@ def prepare(entries: Sequence, on_built: Callable[[Result], None] | None = None,
     size limit, keeping these (a run prepares its whole suite once, before any sandbox; a caller
     preparing one task of a run under way must not, or it could delete what another task has
     mounted)."""
-    needs: dict[tuple[str, tuple[str, ...]], list[int]] = {}
+    needs: dict[tuple, list[int]] = {}
     for i, entry in enumerate(entries):
         if entry.task is not None and not entry.task.unsupported:
             for need in _needs(entry.task):
                 needs.setdefault(need, []).append(i)
     out = list(entries)
     ready: list[Path] = []
-    for (kind, contents), users in needs.items():
-        builder = pyenv.build if kind == "pyenv" else sysenv.build
+    for (kind, wants, files), users in needs.items():
+        contents = (*wants, *(path for path, _, _ in files))  # what a person reads
         try:
-            built = builder(contents)
+            built = pyenv.build(wants) if kind == "pyenv" else sysenv.build(wants, files)
             ready.append(built.path)
             result = Result(kind, contents, len(users), built.path, built.size_bytes, built.seconds, built.cached)
         except pyenv.BuildError as e:

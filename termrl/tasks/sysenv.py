@@ -77,16 +77,26 @@ def host_identity() -> str:
     return hashlib.sha256((release + digest).encode()).hexdigest()
 
 
-def key(packages: Iterable[str]) -> str:
-    return hashlib.sha256(json.dumps([host_identity(), list(normalize(packages))]).encode()).hexdigest()[:20]
+Files = tuple[tuple[str, bytes, int], ...]
+"""(absolute path, bytes, mode) of each file a Dockerfile copies into system folders, sorted."""
 
 
-def location(packages: Iterable[str]) -> Path:
-    return cache_root() / "sysenv" / key(packages)
+def files_of(system_files) -> Files:
+    """A task's ``system_files`` ({path: TaskFile}) as the hashable, sorted ``Files``."""
+    return tuple(sorted((path, f.data, f.mode) for path, f in dict(system_files or {}).items()))
 
 
-def built(packages: Iterable[str]) -> Path | None:
-    where = location(packages)
+def key(packages: Iterable[str], files: Files = ()) -> str:
+    digest = [[p, hashlib.sha256(d).hexdigest(), m] for p, d, m in files]
+    return hashlib.sha256(json.dumps([host_identity(), list(normalize(packages)), digest]).encode()).hexdigest()[:20]
+
+
+def location(packages: Iterable[str], files: Files = ()) -> Path:
+    return cache_root() / "sysenv" / key(packages, files)
+
+
+def built(packages: Iterable[str], files: Files = ()) -> Path | None:
+    where = location(packages, files)
     return where if (where / MANIFEST).is_file() else None
 
 
@@ -101,10 +111,11 @@ class Built:
     cached: bool
 
 
-def build(packages: Iterable[str], timeout: float = 1800.0) -> Built:
-    """Build the layer for ``packages`` unless it is cached (one builder per layer at a time)."""
+def build(packages: Iterable[str], files: Files = (), timeout: float = 1800.0) -> Built:
+    """Build the layer of ``packages`` and ``files`` (written after the packages) unless it is
+    cached (one builder per layer at a time)."""
     pkgs = normalize(packages)
-    where = location(pkgs)
+    where = location(pkgs, files)
     where.parent.mkdir(parents=True, exist_ok=True)
     os.chmod(where.parent, 0o755)
     with open(where.parent / f"{where.name}.lock", "w") as lock:
@@ -117,12 +128,19 @@ def build(packages: Iterable[str], timeout: float = 1800.0) -> Built:
         shutil.rmtree(tmp, ignore_errors=True)
         try:
             with tempfile.TemporaryDirectory(prefix="termrl-debs-", dir=where.parent) as work:
-                debs = _fetch(pkgs, Path(work) / "debs", timeout)
+                debs = _fetch(pkgs, Path(work) / "debs", timeout) if pkgs else []
                 staging = Path(work) / "staging"
                 for deb in debs:
                     res = subprocess.run(["dpkg-deb", "-x", str(deb), str(staging)], capture_output=True, text=True)
                     if res.returncode != 0:
                         raise BuildError(f"dpkg-deb -x {deb.name} failed: {res.stderr.strip()[-300:]}")
+                for path, data, mode in files:  # the Dockerfile's COPY into system folders, last
+                    target = staging / path.lstrip("/")
+                    target.parent.mkdir(parents=True, exist_ok=True)
+                    if target.is_symlink() or target.is_file():
+                        target.unlink()
+                    target.write_bytes(data)
+                    target.chmod(mode)
                 tmp.mkdir()
                 _copy_host(tmp)
                 size = _merge(staging, tmp)
@@ -130,7 +148,8 @@ def build(packages: Iterable[str], timeout: float = 1800.0) -> Built:
             shutil.rmtree(tmp, ignore_errors=True)
             raise
         seconds = time.monotonic() - start
-        (tmp / MANIFEST).write_text(json.dumps({"packages": list(pkgs), "debs": sorted(d.name for d in debs),
+        (tmp / MANIFEST).write_text(json.dumps({"packages": list(pkgs), "files": [p for p, _, _ in files],
+                                                "debs": sorted(d.name for d in debs),
                                                 "size_bytes": size, "seconds": round(seconds, 1)}, indent=1))
         os.chmod(tmp / MANIFEST, 0o644)
         os.chmod(tmp, 0o755)
@@ -213,11 +232,12 @@ def _merge(staging: Path, root: Path) -> int:
 def system_root(task) -> str | None:
     """The host folder whose ``usr`` and ``etc`` the task's sandbox mounts, or None (the host's);
     raises ``SetupError`` when the task's layer is not built (an episode never downloads)."""
-    if not task.system_packages:
+    if not task.system_packages and not task.system_files:
         return None
-    where = built(task.system_packages)
+    where = built(task.system_packages, files_of(task.system_files))
     if where is None:
-        raise SetupError(f"task {task.id}: its system layer ({' '.join(normalize(task.system_packages))}) is not "
+        what = " ".join([*normalize(task.system_packages), *task.system_files])
+        raise SetupError(f"task {task.id}: its system layer ({what}) is not "
                          f"built: run `termrl tasks prepare SUITE` (cache: {cache_root()})")
     touch(where)
     return str(where)

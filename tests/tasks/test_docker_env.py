@@ -31,7 +31,7 @@ def test_workdir_env_copy_and_setup(tmp_path):
 def test_what_cannot_run_here_is_unsupported(tmp_path):
     cases = {
         "WORKDIR /\n": "WORKDIR /",
-        "WORKDIR /app\nCOPY a.txt /usr/local/bin/tool\n": "/usr/local/bin/tool",
+        "WORKDIR /app\nCOPY a.txt /proc/sys/kernel/x\n": "kernel",
         "WORKDIR /app\nRUN curl -sSL https://example.com/x.sh | sh\n": "needs the network",
         "WORKDIR /app\nCOPY --from=builder /x /y\n": "multi-stage",
     }
@@ -68,6 +68,16 @@ def test_anything_else_is_not_standard():
     needs_pkg = "#!/bin/bash\nuv add pytest==8.4.1 pandas\nuv run pytest $TEST_DIR/test_outputs.py\n"
     plan = analyze_test_script(needs_pkg, TESTS, "run-tests.sh")
     assert plan.standard and plan.python_requirements == ["pandas"]  # built into the task's environment
+
+
+def test_copies_into_system_folders_go_to_the_system_layer(tmp_path):
+    env = dockerfile(tmp_path, "FROM ubuntu:24.04\nWORKDIR /app\nCOPY a.txt /etc/systemd/journald.conf\n"
+                               "COPY src/ /usr/local/lib/src/\nCOPY a.txt /usrdata/a.txt\nCOPY a.txt .\n")
+    assert env.unsupported is None
+    assert env.system_files() == {"/etc/systemd/journald.conf": TaskFile(b"a", 0o644),
+                                  "/usr/local/lib/src/m.py": TaskFile(b"x = 1\n", 0o644)}
+    workspace, extra = env.split()  # /usrdata is not /usr: an ordinary folder of the task's
+    assert workspace == {"a.txt": TaskFile(b"a", 0o644)} and extra == {"/usrdata": {"a.txt": TaskFile(b"a", 0o644)}}
 
 
 def test_apt_lines_become_the_system_layer_less_what_the_host_has(tmp_path):

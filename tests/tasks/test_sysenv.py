@@ -85,3 +85,23 @@ def test_a_package_that_cannot_be_fetched_makes_the_task_unsupported_naming_it(t
     assert results[0].missing == "termrl-no-such-package"
     assert "Debian package termrl-no-such-package" in entry.task.unsupported
     assert sysenv.built(task.system_packages) is None
+
+
+@pytest.mark.sandbox
+def test_a_copy_into_etc_is_the_task_s_own_in_its_layer(tmp_path):
+    root = copy_fixture(HARBOR_DIR / "dedupe-contacts", tmp_path)
+    dockerfile = root / "environment" / "Dockerfile"
+    dockerfile.write_text(dockerfile.read_text() + "\nCOPY RULES.md /etc/termrl-task/rules.md\n")
+    task = load_harbor(root)
+    assert task.system_packages == () and set(task.system_files) == {"/etc/termrl-task/rules.md"}
+    [entry] = envs.prepare([Entry(task.id, task=task)])
+    assert entry.task.unsupported is None and not Path("/etc/termrl-task").exists()
+    box = open_sandbox(task)
+    try:
+        res = box.run(["cat", "/etc/termrl-task/rules.md"])
+        assert res.ok and res.stdout == (root / "environment" / "RULES.md").read_text()
+    finally:
+        box.close()
+    # another file content is another layer
+    (root / "environment" / "RULES.md").write_text("other rules\n")
+    assert sysenv.built((), sysenv.files_of(load_harbor(root).system_files)) is None

@@ -59,13 +59,23 @@ class Environment:
         prefix = path.rstrip("/") + "/"
         return any(p.startswith(prefix) for p in self.files)
 
+    def system_files(self) -> dict[str, TaskFile]:
+        """The files COPY puts into system folders (``LAYER_DIRS``): part of the task's system layer."""
+        return {path: f for path, f in self.files.items() if self._system(path)}
+
+    def _system(self, path: str) -> bool:
+        return under(path, LAYER_DIRS) and not PurePosixPath(path).is_relative_to(self.workdir)
+
     def split(self) -> tuple[dict[str, TaskFile], dict[str, dict[str, TaskFile]]]:
-        """(files of the workdir, {other copied-into directory: its files})."""
+        """(files of the workdir, {other copied-into directory: its files}); files copied into
+        system folders are not in either (``system_files``)."""
         workspace: dict[str, TaskFile] = {}
         extra: dict[str, dict[str, TaskFile]] = {}
-        outside = sorted((d for d in self.dirs if not PurePosixPath(d).is_relative_to(self.workdir)),
-                         key=len)
+        outside = sorted((d for d in self.dirs if not PurePosixPath(d).is_relative_to(self.workdir)
+                          and not self._system(d)), key=len)
         for path, f in self.files.items():
+            if self._system(path):
+                continue
             p = PurePosixPath(path)
             if p.is_relative_to(self.workdir):
                 workspace[str(p.relative_to(self.workdir))] = f
@@ -232,7 +242,14 @@ BIN_DIRS = ("/usr/bin", "/usr/local/bin", "/bin", "/usr/sbin", "/usr/local/sbin"
 _LINK = re.compile(r"^ln\s+-(?:s|sf|fs)\s+(\S+)\s+(\S+)$")
 
 SYSTEM_DIRS = ("/usr", "/etc", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/proc", "/sys", "/dev")
-"""The host's system: read-only in the sandbox, so a COPY into it needs a real image."""
+"""The host's system: read-only in the sandbox."""
+LAYER_DIRS = ("/usr", "/etc", "/bin", "/sbin", "/lib", "/lib32", "/lib64")
+"""System folders a COPY may write into: its files go into the task's system layer (``termrl.tasks.sysenv``)."""
+
+
+def under(path: str, dirs: tuple[str, ...]) -> bool:
+    """Whether ``path`` is one of ``dirs`` or inside one (``/usrdata`` is not inside ``/usr``)."""
+    return any(PurePosixPath(path).is_relative_to(d) for d in dirs)
 
 
 def _copy(env: Environment, arg: str, context: Path, dockerfile: Path, instr: str) -> None:
@@ -248,9 +265,8 @@ def _copy(env: Environment, arg: str, context: Path, dockerfile: Path, instr: st
         env.unsupported = f"{dockerfile.name}: {instr} downloads {sources[0]} (no network here)"
         return
     dest_abs = str(PurePosixPath(env.workdir, dest))  # an absolute dest replaces the workdir
-    if dest_abs.startswith(SYSTEM_DIRS):
-        env.unsupported = (f"{dockerfile.name}: {instr} into {dest_abs}: the sandbox's system "
-                           "directories are the host's, read-only (needs Docker)")
+    if under(dest_abs, SYSTEM_DIRS) and not under(dest_abs, LAYER_DIRS):
+        env.unsupported = f"{dockerfile.name}: {instr} into {dest_abs}: a kernel file system, not the task's"
         return
     into_dir = (dest.endswith("/") or dest in (".", "./") or len(sources) > 1
                 or dest_abs == env.workdir or env.is_dir(dest_abs))
@@ -297,7 +313,7 @@ def _run(env: Environment, arg: str, dockerfile: Path) -> None:
         words = cmd.split()
         if words[:1] == ["mkdir"]:
             # a folder outside the workdir becomes one of the sandbox's own (the root is read-only)
-            made = [w for w in words[1:] if w.startswith("/") and not w.startswith(SYSTEM_DIRS + ("/tmp", "/root"))
+            made = [w for w in words[1:] if w.startswith("/") and not under(w, SYSTEM_DIRS + ("/tmp", "/root"))
                     and not PurePosixPath(w).is_relative_to(env.workdir)]
             env.dirs.update(str(PurePosixPath(w)) for w in made)
             if made and not any(w in ("-p", "--parents") or w.startswith("-") and "p" in w[1:2] for w in words):

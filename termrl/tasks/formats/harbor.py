@@ -96,6 +96,7 @@ def load_harbor(path: Path) -> Task:
         env=env.env,
         python_requirements=normalize([*env.python_requirements, *plan.python_requirements]),
         system_packages=sysenv.normalize([*env.system_packages, *plan.system_packages]),
+        system_files=env.system_files(),
         tests=tests,
         test_spec=spec,
         solution=solution.read_text() if solution.is_file() else None,

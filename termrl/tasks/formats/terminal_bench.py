@@ -108,6 +108,7 @@ def load_terminal_bench(path: Path) -> Task:
         env=env.env,
         python_requirements=normalize([*env.python_requirements, *plan.python_requirements]),
         system_packages=sysenv.normalize([*env.system_packages, *plan.system_packages]),
+        system_files=env.system_files(),
         tests=tests,
         test_spec=spec,
         solution=_solution(path),
