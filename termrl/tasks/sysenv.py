@@ -25,9 +25,10 @@ ahead of time, costing inodes, not bytes.
 
 Limits, stated:
 - **``FROM``**: every base image maps to the host's release (Debian 12 here). An ``ubuntu:24.04``
-  task gets Debian 12's packages under the same names; a name Debian does not have (a vendor
-  repository's ``dotnet-sdk-8.0``) makes the task unsupported, named. Versions differ from
-  Ubuntu's (python3 3.11, not 3.12).
+  task gets Debian 12's packages under the same names, except the few with a successor in
+  ``SUCCESSORS`` (``openjdk-11-jdk`` -> ``openjdk-17-jdk``); a name Debian does not have
+  (``stegseek``, a vendor repository's ``dotnet-sdk-8.0``) makes the task unsupported, named.
+  Versions differ from Ubuntu's (python3 3.11, not 3.12).
 - **Maintainer scripts do not run**: no users or groups are created, no ``update-alternatives``
   links, no generated keys or caches. A package that only works after its ``postinst``
   (``openssh-server``'s host keys) may not work.
@@ -59,6 +60,10 @@ from termrl.protocols import SetupError
 from termrl.tasks.pyenv import BuildError, cache_root, touch
 
 MANIFEST = "manifest.json"
+SUCCESSORS = {f"openjdk-{old}-{kind}": f"openjdk-17-{kind}" for old in (8, 11)
+              for kind in ("jdk", "jre", "jdk-headless", "jre-headless")}
+"""Packages of other releases (Ubuntu's, older Debian's) that Debian 12 replaced: asked for and
+absent from the host's release, the successor is installed instead (and the manifest says so)."""
 MERGED = {"bin": "usr/bin", "sbin": "usr/sbin", "lib": "usr/lib", "lib64": "usr/lib64", "lib32": "usr/lib32",
           "libx32": "usr/libx32"}
 """Top-level folders that are links into /usr on a merged-/usr system (Debian 12)."""
@@ -128,7 +133,8 @@ def build(packages: Iterable[str], files: Files = (), timeout: float = 1800.0) -
         shutil.rmtree(tmp, ignore_errors=True)
         try:
             with tempfile.TemporaryDirectory(prefix="termrl-debs-", dir=where.parent) as work:
-                debs = _fetch(pkgs, Path(work) / "debs", timeout) if pkgs else []
+                substituted: dict[str, str] = {}
+                debs = _fetch(pkgs, Path(work) / "debs", timeout, substituted) if pkgs else []
                 staging = Path(work) / "staging"
                 for deb in debs:
                     res = subprocess.run(["dpkg-deb", "-x", str(deb), str(staging)], capture_output=True, text=True)
@@ -148,7 +154,8 @@ def build(packages: Iterable[str], files: Files = (), timeout: float = 1800.0) -
             shutil.rmtree(tmp, ignore_errors=True)
             raise
         seconds = time.monotonic() - start
-        (tmp / MANIFEST).write_text(json.dumps({"packages": list(pkgs), "files": [p for p, _, _ in files],
+        (tmp / MANIFEST).write_text(json.dumps({"packages": list(pkgs), "substituted": substituted,
+                                                "files": [p for p, _, _ in files],
                                                 "debs": sorted(d.name for d in debs),
                                                 "size_bytes": size, "seconds": round(seconds, 1)}, indent=1))
         os.chmod(tmp / MANIFEST, 0o644)
@@ -157,7 +164,22 @@ def build(packages: Iterable[str], files: Files = (), timeout: float = 1800.0) -
         return Built(where, pkgs, size, seconds, cached=False)
 
 
-def _fetch(pkgs: tuple[str, ...], into: Path, timeout: float) -> list[Path]:
+def _fetch(pkgs: tuple[str, ...], into: Path, timeout: float, substituted: dict | None = None) -> list[Path]:
+    """The .debs of ``pkgs`` and their dependencies the host lacks; a package of another release
+    with a successor in ``SUCCESSORS`` is replaced by it (recorded in ``substituted``)."""
+    try:
+        return _download(pkgs, into, timeout)
+    except BuildError as e:
+        if e.requirement not in SUCCESSORS:
+            raise
+        substituted = {} if substituted is None else substituted
+        substituted[e.requirement] = SUCCESSORS[e.requirement]
+        shutil.rmtree(into, ignore_errors=True)
+        swapped = tuple(SUCCESSORS.get(p, p) if p == e.requirement else p for p in pkgs)
+        return _fetch(swapped, into, timeout, substituted)
+
+
+def _download(pkgs: tuple[str, ...], into: Path, timeout: float) -> list[Path]:
     into.mkdir(parents=True)
     offline = os.environ.get("TERMRL_APT_DEBS")
     if offline:

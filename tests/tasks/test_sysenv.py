@@ -105,3 +105,12 @@ def test_a_copy_into_etc_is_the_task_s_own_in_its_layer(tmp_path):
     # another file content is another layer
     (root / "environment" / "RULES.md").write_text("other rules\n")
     assert sysenv.built((), sysenv.files_of(load_harbor(root).system_files)) is None
+
+
+def test_a_package_of_another_release_gets_its_successor(tmp_path, monkeypatch):
+    folder = Path(os.environ["TERMRL_APT_DEBS"])
+    make_deb(folder, "openjdk-17-jre-headless", "17.0", {"/usr/bin/termrl-fake-java": ("#!/bin/sh\necho 17\n", 0o755)})
+    built = sysenv.build(["openjdk-11-jre-headless"])  # Ubuntu's; Debian 12 has only 17
+    manifest = json.loads((built.path / sysenv.MANIFEST).read_text())
+    assert manifest["substituted"] == {"openjdk-11-jre-headless": "openjdk-17-jre-headless"}
+    assert (built.path / "usr/bin/termrl-fake-java").exists()
