@@ -8,7 +8,9 @@ Prints:
   create_env_ms=  the same as create_ms, with a built task environment (a folder of a few
                   thousand files, termrl.tasks.pyenv) mounted read-only at its place
   env_added_ms=   create_env_ms - create_ms
-Targets on a 2-core machine: create_ms <= 20, exec_ratio <= 2.0, env_added_ms <= 5.
+  create_layer_ms=  the same, with a system layer (termrl.tasks.sysenv) as the sandbox's /usr and /etc
+  layer_added_ms= create_layer_ms - create_ms
+Targets on a 2-core machine: create_ms <= 20, exec_ratio <= 2.0, env_added_ms and layer_added_ms <= 5.
 
 Usage: python bench/sandbox_latency.py [--rounds N]
 """
@@ -34,8 +36,12 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=200)
     args = parser.parse_args()
 
-    create, plain, inside, with_env = [], [], [], []
+    create, plain, inside, with_env, with_layer = [], [], [], [], []
+    from termrl.tasks import sysenv
     from termrl.tasks.pyenv import MOUNT
+
+    # a system layer of the host's system plus one file (built once, then cached: seconds)
+    layer = sysenv.build((), (("/etc/termrl-bench.conf", b"x = 1\n", 0o644),)).path
 
     env_dir = Path(tempfile.mkdtemp(prefix="termrl-bench-env-"))
     env_dir.chmod(0o755)
@@ -70,6 +76,13 @@ def main() -> None:
             with_env.append(time.perf_counter() - t)
             assert first.ok, first
             fresh.close()
+
+            t = time.perf_counter()
+            fresh = BwrapSandbox(system_root=str(layer))
+            first = fresh.exec("test -f /etc/termrl-bench.conf")
+            with_layer.append(time.perf_counter() - t)
+            assert first.ok, first
+            fresh.close()
     box.close()
     subprocess.run(["rm", "-rf", str(env_dir)], check=True)
     print(f"create_ms={median_ms(create):.2f}")
@@ -78,6 +91,8 @@ def main() -> None:
     print(f"exec_ratio={median_ms(inside) / median_ms(plain):.2f}")
     print(f"create_env_ms={median_ms(with_env):.2f}")
     print(f"env_added_ms={median_ms(with_env) - median_ms(create):.2f}")
+    print(f"create_layer_ms={median_ms(with_layer):.2f}")
+    print(f"layer_added_ms={median_ms(with_layer) - median_ms(create):.2f}")
 
 
 if __name__ == "__main__":
