@@ -7,7 +7,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 SYSTEM_PACKAGES=(bubblewrap util-linux procps python3 python3-venv python3-pytest
-                 git gcc g++ make cmake jq sqlite3 bc zip unzip xxd file patch perl)
+                 git gcc g++ make cmake jq sqlite3 bc zip unzip xxd file patch perl
+                 chromium)  # chromium: the report's browser tests (headless, driven by Playwright)
 
 if command -v apt-get >/dev/null 2>&1; then
   SUDO=""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from termrl.cli import audit, cache, eval, sandbox, tasks, train, verify
+from termrl.cli import audit, cache, eval, report, sandbox, tasks, train, verify
 
 app = typer.Typer(help="termrl: RL for terminal and coding agents on execution-verified rewards.",
                   no_args_is_help=True, add_completion=False)
@@ -17,6 +17,7 @@ app.command("audit")(audit.audit_cmd)
 app.command("eval")(eval.eval_cmd)
 app.command("train")(train.train_cmd)
 app.command("quickstart")(train.quickstart_cmd)
+app.command("report")(report.report_cmd)
 
 
 def main() -> None:

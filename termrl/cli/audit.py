@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import time
+from pathlib import Path
 from typing import Optional
 
 import typer
@@ -26,6 +28,8 @@ def audit_cmd(
     progress_points: str = typer.Option("0,0.5,1", "--progress",
                                         help="Training progresses to score at, comma-separated, each in [0, 1]: "
                                              "a spec's schedules move its weights over training."),
+    out: Optional[Path] = typer.Option(None, "--out", help="Also write the report to DIR/audit.json "
+                                                           "(a run directory for termrl report)."),
 ) -> None:
     """Red-team a reward spec: does any exploit earn more than doing nothing? Exit 1 if so."""
     from termrl.hacks.audit import audit
@@ -65,11 +69,15 @@ def audit_cmd(
     skipped = [e.id for e in entries if e.task is None or e.task.unsupported]
     progress = Progress(TextColumn("auditing {task.description}"), BarColumn(), MofNCompleteColumn(),
                         TimeElapsedColumn(), console=err, transient=as_json)
+    started = time.monotonic()
     with progress:
         bar = progress.add_task(suite, total=len(tasks))
         report = audit(tasks, reward_spec, chosen, workers, on_task=lambda rows: progress.advance(bar),
                        points=points)
-    report.update(suite=suite, spec=spec, skipped_tasks=skipped)
+    report.update(suite=suite, spec=spec, skipped_tasks=skipped, wall_s=round(time.monotonic() - started, 3))
+    if out is not None:
+        out.mkdir(parents=True, exist_ok=True)
+        (out / "audit.json").write_text(json.dumps(report, indent=1))
     if as_json:
         typer.echo(json.dumps(report))
     else:

@@ -92,4 +92,5 @@ def quickstart_cmd(
                   f"  after SFT: {report['sft_heldout_pass_rate']:.3f}\n"
                   f"  after RL:  {report['rl_heldout_pass_rate']:.3f}  "
                   f"({report['improvement']:+.3f}, z={report['z']:.2f}, p={report['p_value']:.2g})\n"
-                  f"{report['timings']['total_s']:.0f} s in all; report in {out / 'quickstart.json'}")
+                  f"{report['timings']['total_s']:.0f} s in all; report in {out / 'quickstart.json'}, "
+                  f"to read: {out / 'report.html'}")

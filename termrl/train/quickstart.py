@@ -288,6 +288,10 @@ def _progress(name: str, say: Callable[[str], None], keys: Sequence[str]):
     return Progress(name, say, keys)
 
 
+LOG_HISTORY = "log_history.json"
+"""The trainer's logged metrics per step (``TrainerState.log_history``), beside the saved model."""
+
+
 def train_sft(init_dir: Path, out_dir: Path, config: QuickstartConfig, seeds: Sequence[int],
               say: Callable[[str], None] = print) -> dict:
     """SFT from ``init_dir`` on the reference replies of ``seeds``; saves to ``out_dir``."""
@@ -316,6 +320,7 @@ def train_sft(init_dir: Path, out_dir: Path, config: QuickstartConfig, seeds: Se
     trainer.train()
     trainer.save_model(str(out_dir))
     tokenizer.save_pretrained(out_dir)
+    (out_dir / LOG_HISTORY).write_text(json.dumps(trainer.state.log_history))  # the step metrics, for reports
     losses = [e["loss"] for e in trainer.state.log_history if "loss" in e]
     return {"steps": trainer.state.global_step, "examples": len(rows),
             "first_loss": losses[0] if losses else None, "last_loss": losses[-1] if losses else None}
@@ -356,6 +361,7 @@ def train_grpo(sft_dir: Path, out_dir: Path, config: QuickstartConfig, seeds: Se
         trainer.train()
     trainer.save_model(str(out_dir))
     tokenizer.save_pretrained(out_dir)
+    (out_dir / LOG_HISTORY).write_text(json.dumps(trainer.state.log_history))  # the step metrics, for reports
     rewards = [e["reward"] for e in trainer.state.log_history if "reward" in e]
     tenth = max(1, len(rewards) // 10)
     return {"steps": trainer.state.global_step, "completions": trainer.state.global_step * batch,
@@ -368,6 +374,7 @@ def evaluate_heldout(model_dir: Path, config: QuickstartConfig, seeds: Sequence[
     from termrl.eval.metrics import summarize
     from termrl.policies.hf import HFPolicy
     from termrl.rollout.runner import RolloutConfig, run_rollouts
+    from termrl.rollout.store import TrajectoryStore
     from termrl.tasks.families import get_family
 
     family = get_family(config.family)
@@ -378,6 +385,9 @@ def evaluate_heldout(model_dir: Path, config: QuickstartConfig, seeds: Sequence[
     trajectories = run_rollouts([family.generate(s) for s in seeds], policy, rollout)
     summary = summarize(trajectories)
     store_dir.mkdir(parents=True, exist_ok=True)
+    for old in store_dir.glob("part-*.parquet"):  # a rerun in the same folder replaces its episodes
+        old.unlink()
+    TrajectoryStore(store_dir).write(trajectories)  # every episode, for termrl report
     (store_dir / "summary.json").write_text(json.dumps(summary, indent=1, default=str))
     replies = [{"seed": t.seed, "passed": t.passed, "ending": t.ending, "error": t.error,
                 "reply": t.steps[0].reply if t.steps else None} for t in sorted(trajectories, key=lambda t: t.seed)]
@@ -462,6 +472,9 @@ def run_quickstart(out_dir: Path, config: QuickstartConfig | None = None,
         "out_dir": str(out_dir),
     }
     (out_dir / "quickstart.json").write_text(json.dumps(report, indent=1))
+    from termrl.report import write_report
+
+    say(f"report: {write_report([out_dir], out_dir / 'report.html')}")
     say(f"held-out pass@1: SFT {sft_rate:.3f} -> RL {rl_rate:.3f} over {len(heldout)} episodes each "
         f"(z={z:.2f}, p={p_value:.2g}), {timings['total_s']:.0f} s in all")
     return report
