@@ -25,7 +25,6 @@ the least recently mounted environments go first (``prune``; ``termrl cache prun
 
 from __future__ import annotations
 
-import dataclasses
 import fcntl
 import functools
 import hashlib
@@ -36,7 +35,7 @@ import shutil
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -111,9 +110,13 @@ def built(requirements: Iterable[str]) -> Path | None:
 
 @dataclass(frozen=True)
 class Built:
+    """A built environment of either kind (this module's, or a ``termrl.tasks.sysenv`` layer)."""
+
     path: Path
-    requirements: tuple[str, ...]
+    contents: tuple[str, ...]
+    """Its requirement set, or its Debian packages (the manifest lists every .deb unpacked)."""
     size_bytes: int
+    """Bytes it adds (a system layer's hard-linked host files cost none)."""
     seconds: float
     cached: bool
     """It was already built: nothing was downloaded."""

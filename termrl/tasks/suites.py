@@ -193,8 +193,6 @@ def _resolve_one(suite: str) -> list[Entry]:
 
 def find_task(ref: str) -> Task:
     """A task by id (builtin, humaneval-N, mbpp-N, FAMILY-SEED) or by directory path."""
-    from termrl.tasks import families
-
     if _is_dir(ref):
         return load_task(Path(ref))
     if _is_dir(BUILTIN_DIR / ref):

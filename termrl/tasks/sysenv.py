@@ -53,11 +53,10 @@ import subprocess
 import tempfile
 import time
 from collections.abc import Iterable
-from dataclasses import dataclass
 from pathlib import Path
 
 from termrl.protocols import SetupError
-from termrl.tasks.pyenv import BuildError, cache_root, touch
+from termrl.tasks.pyenv import BuildError, Built, cache_root, touch
 
 MANIFEST = "manifest.json"
 SUCCESSORS = {f"openjdk-{old}-{kind}": f"openjdk-17-{kind}" for old in (8, 11)
@@ -103,17 +102,6 @@ def location(packages: Iterable[str], files: Files = ()) -> Path:
 def built(packages: Iterable[str], files: Files = ()) -> Path | None:
     where = location(packages, files)
     return where if (where / MANIFEST).is_file() else None
-
-
-@dataclass(frozen=True)
-class Built:
-    path: Path
-    packages: tuple[str, ...]
-    """What was asked for; ``manifest.json`` lists every .deb unpacked (dependencies too)."""
-    size_bytes: int
-    """Bytes of the unpacked packages (the hard-linked host files cost none)."""
-    seconds: float
-    cached: bool
 
 
 def build(packages: Iterable[str], files: Files = (), timeout: float = 1800.0) -> Built:

@@ -12,33 +12,14 @@ from pathlib import Path
 
 import pytest
 
+from train.test_train_cli import CONFIG  # tests/ is on sys.path: pytest puts it there
+
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 SUITE = "builtin:0-3"
 HACKY = ["<tool_call>{\"name\": \"bash\", \"arguments\": {", {"command": "ls -la && cat README* || true"},
          {"write": "conftest.py", "content": "import pytest\n\ndef pytest_collection_modifyitems(items):\n"
                                              "    items.clear()\n"}]
 """A policy that makes a format error, looks around, then plants a conftest.py that drops every test."""
-
-GRPO = """
-algorithm = "grpo"
-output_dir = "{out}"
-[model]
-tiny = true
-tiny_hidden_size = 32
-[tasks]
-train = "logs-count:0-1"
-heldout = "logs-count:heldout:0-1"
-[env]
-max_steps = 2
-[grpo]
-steps = 2
-num_generations = 2
-batch_size = 2
-max_completion_length = 24
-learning_rate = 1e-3
-[eval]
-max_new_tokens = 12
-"""
 
 
 def termrl(*args, timeout=900):
@@ -62,7 +43,7 @@ def runs(tmp_path_factory):
     assert (root / "audit" / "audit.json").is_file(), res.stderr[-2000:]
     made["audit"] = root / "audit"
     config = root / "grpo.toml"
-    config.write_text(GRPO.format(out=root / "train"))
+    config.write_text(CONFIG.format(out=root / "train", steps=2))
     res = termrl("train", str(config), "--json")
     assert res.returncode == 0, res.stderr[-3000:]
     made["train"] = root / "train"

@@ -60,7 +60,7 @@ def test_a_built_environment_serves_the_agent_and_the_tests_read_only(tmp_path, 
     assert manifest["requirements"] == [f"{PACKAGE}==1.0"] and manifest["size_bytes"] > 0
 
     # the same requirement set, spelt otherwise, is the same environment: built once
-    again = pyenv.build([f"Termrl_Demo_Stats == 1.0"])
+    again = pyenv.build(["Termrl_Demo_Stats == 1.0"])
     assert again.cached and again.path == first.path
 
     box = open_sandbox(task)
@@ -95,13 +95,13 @@ def test_tasks_that_need_nothing_mount_nothing():
 
 @pytest.mark.sandbox
 def test_tasks_prepare_reports_each_environment(tmp_path, wheel):
-    task = task_needing(tmp_path / "a", f"{PACKAGE}==1.0")
+    task_needing(tmp_path / "a", f"{PACKAGE}==1.0")  # a task directory under a/
     res = subprocess.run([sys.executable, "-m", "termrl", "tasks", "prepare", str(tmp_path / "a"), "--json"],
                          capture_output=True, text=True, timeout=600)
     assert res.returncode == 0, res.stderr
     [row] = json.loads(res.stdout)["environments"]
     assert row["contents"] == [f"{PACKAGE}==1.0"] and row["tasks"] == 1 and row["size_bytes"] > 0
-    broken = task_needing(tmp_path / "b", f"{PACKAGE}==9.9")
+    task_needing(tmp_path / "b", f"{PACKAGE}==9.9")
     res = subprocess.run([sys.executable, "-m", "termrl", "tasks", "prepare", str(tmp_path / "b"), "--json"],
                          capture_output=True, text=True, timeout=600)
     assert res.returncode == 1 and json.loads(res.stdout)["environments"][0]["missing"] == f"{PACKAGE}==9.9"
