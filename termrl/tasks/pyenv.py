@@ -35,7 +35,8 @@ import shutil
 import subprocess
 import sys
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -122,20 +123,31 @@ class Built:
     """It was already built: nothing was downloaded."""
 
 
-def build(requirements: Iterable[str], timeout: float = 1800.0) -> Built:
-    """Build the environment of ``requirements`` unless it is cached (one builder at a time per
-    environment: a second process waits for the first and finds it built)."""
-    reqs = normalize(requirements)
-    where = location(reqs)
+@contextmanager
+def building(where: Path, contents: tuple[str, ...]) -> Iterator[tuple[Built | None, Path]]:
+    """Hold the build lock of the environment at ``where`` (one builder per environment: a
+    second process waits for the first, then finds it built). Yields (the cached ``Built`` or
+    None, an empty staging folder to build into and rename to ``where``)."""
     where.parent.mkdir(parents=True, exist_ok=True)
     os.chmod(where.parent, 0o755)
     with open(where.parent / f"{where.name}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if (where / MANIFEST).is_file():
-            manifest = json.loads((where / MANIFEST).read_text())
-            return Built(where, reqs, manifest["size_bytes"], manifest["seconds"], cached=True)
+            m = json.loads((where / MANIFEST).read_text())
+            yield Built(where, contents, m["size_bytes"], m["seconds"], cached=True), where
+            return
         tmp = where.with_name(f"{where.name}.tmp-{os.getpid()}")
         shutil.rmtree(tmp, ignore_errors=True)
+        yield None, tmp
+
+
+def build(requirements: Iterable[str], timeout: float = 1800.0) -> Built:
+    """Build the environment of ``requirements`` unless it is cached (see ``building``)."""
+    reqs = normalize(requirements)
+    where = location(reqs)
+    with building(where, reqs) as (cached, tmp):
+        if cached:
+            return cached
         start = time.monotonic()
         command = [sys.executable, "-m", "pip", "--python", SANDBOX_PYTHON, "install", "--target", str(tmp),
                    "--no-input", "--disable-pip-version-check", "--no-warn-script-location", "--quiet", *reqs]

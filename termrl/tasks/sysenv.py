@@ -42,7 +42,6 @@ from ``FOLDER/NAME_*.deb`` instead of apt, without resolving dependencies.
 
 from __future__ import annotations
 
-import fcntl
 import functools
 import hashlib
 import json
@@ -56,7 +55,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from termrl.protocols import SetupError
-from termrl.tasks.pyenv import BuildError, Built, cache_root, touch
+from termrl.tasks.pyenv import BuildError, Built, building, cache_root, touch
 
 MANIFEST = "manifest.json"
 SUCCESSORS = {f"openjdk-{old}-{kind}": f"openjdk-17-{kind}" for old in (8, 11)
@@ -109,16 +108,10 @@ def build(packages: Iterable[str], files: Files = (), timeout: float = 1800.0) -
     cached (one builder per layer at a time)."""
     pkgs = normalize(packages)
     where = location(pkgs, files)
-    where.parent.mkdir(parents=True, exist_ok=True)
-    os.chmod(where.parent, 0o755)
-    with open(where.parent / f"{where.name}.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if (where / MANIFEST).is_file():
-            m = json.loads((where / MANIFEST).read_text())
-            return Built(where, pkgs, m["size_bytes"], m["seconds"], cached=True)
+    with building(where, pkgs) as (cached, tmp):
+        if cached:
+            return cached
         start = time.monotonic()
-        tmp = where.with_name(f"{where.name}.tmp-{os.getpid()}")
-        shutil.rmtree(tmp, ignore_errors=True)
         try:
             with tempfile.TemporaryDirectory(prefix="termrl-debs-", dir=where.parent) as work:
                 substituted: dict[str, str] = {}
