@@ -187,6 +187,14 @@ def test_small_quickstart_runs_end_to_end(tmp_path):
         assert len(replies) == 4
     assert any(line.startswith("SFT held-out pass@1") for line in lines)
     assert lines[-1].startswith("held-out pass@1: SFT")
+    # the run reads back as a report: its episodes (stored), its stages' logs, the page itself
+    from termrl.report import load_run
+
+    run = load_run(tmp_path / "qs")
+    assert run.kind == "quickstart" and [len(p) for p in run.parts.values()] == [4, 4]
+    assert "rl/train/reward" in run.scalars and any(k.startswith("sft/") for k in run.scalars)
+    page = (tmp_path / "qs" / "report.html").read_text()
+    assert '<section id="trajectories">' in page and any(line.startswith("report: ") for line in lines)
 
 
 def _cli(*args, timeout=600):
