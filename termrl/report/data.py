@@ -44,7 +44,9 @@ def headline(runs) -> dict:
             "passed": passed, "scored": len(scored),
             "pass@1": passed / len(scored) if scored else None,
             "interval": list(wilson(passed, len(scored))) if scored else None,
-            "pass@k": s.get("pass@k", {}), "mean_reward": s.get("mean_reward"),
+            "pass@k": s.get("pass@k", {}), "pass@k_interval": {k: task_bootstrap(s.get("tasks", []), k) for k in
+                                                                map(str, ks) if k != "1"},
+            "mean_reward": s.get("mean_reward"),
             "splits": _rates(scored, lambda t: t.split),
             "categories": _rates(scored, lambda t: category_of(t.task_id, t.family)),
             "families": _rates(scored, lambda t: t.family or "(none)"),
@@ -57,6 +59,19 @@ def headline(runs) -> dict:
             comparisons.append({"a": base["run"], "b": row["run"], "difference": row["pass@1"] - base["pass@1"],
                                 "z": z, "p_value": p})
     return {"rows": rows, "comparisons": comparisons}
+
+
+def task_bootstrap(tasks: list[dict], k: str, rounds: int = 2000, seed: int = 0) -> list[float] | None:
+    """A 95% percentile-bootstrap interval of pass@k over tasks (tasks resampled with replacement;
+    the unbiased estimator has no closed-form interval). None without two tasks with k samples."""
+    import random
+
+    values = [t["pass@k"].get(k) for t in tasks if t.get("pass@k", {}).get(k) is not None]
+    if len(values) < 2:
+        return None
+    rng = random.Random(seed)
+    means = sorted(sum(rng.choice(values) for _ in values) / len(values) for _ in range(rounds))
+    return [means[int(0.025 * rounds)], means[int(0.975 * rounds) - 1]]
 
 
 def _rates(episodes: list[Trajectory], key) -> dict[str, dict]:

@@ -70,8 +70,10 @@ def _num(x, digits: int = 3) -> str:
     return "" if x is None else f"{x:.{digits}g}" if isinstance(x, float) else str(x)
 
 
-def _table(headers: list[str], rows: list[list], cls: str = "", filt: bool = False) -> str:
-    """A sortable table (click a header); ``filt``: with a text box filtering its rows."""
+def _table(headers: list[str], rows: list[list], cls: str = "", filt: bool | None = None) -> str:
+    """A sortable table (click a header) with a text box filtering its rows (``filt``; default:
+    when it has more than five)."""
+    filt = len(rows) > 5 if filt is None else filt
     tid = f"table-{next(_IDS)}"
     box = f'<input class="filter" data-table="{tid}" placeholder="filter rows...">' if filt else ""
     head = "".join(f"<th>{_e(h)}</th>" for h in headers)
@@ -91,7 +93,10 @@ def _headline(runs, head: dict) -> str:
     for r in head["rows"]:
         meta = "; ".join(f"{k}={v}" for k, v in r["meta"].items() if v not in (None, "", [], {}))
         ci = r["interval"]
-        passk = ", ".join(f"pass@{k} {_pct(v)}" for k, v in r["pass@k"].items() if k != "1")
+        passk = ", ".join(f"pass@{k} {_pct(v)}" + (f" ({_pct(r['pass@k_interval'][k][0])} - "
+                                                     f"{_pct(r['pass@k_interval'][k][1])})"
+                                                     if r["pass@k_interval"].get(k) else "")
+                          for k, v in r["pass@k"].items() if k != "1")
         rows.append([_e(r["run"]), _e(r["kind"]), _e(r["part"]), _e(meta), r["episodes"], r["errors"],
                      f'<b>{_pct(r["pass@1"])}</b>', f"{_pct(ci[0])} - {_pct(ci[1])}" if ci else "", _e(passk),
                      _num(r["mean_reward"])])

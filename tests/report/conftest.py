@@ -5,7 +5,6 @@ directory laid out as ``termrl quickstart`` writes it (its full run is the quick
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -47,17 +46,11 @@ def runs(tmp_path_factory):
     res = termrl("train", str(config), "--json")
     assert res.returncode == 0, res.stderr[-3000:]
     made["train"] = root / "train"
-    quick = root / "quickstart"
-    quick.mkdir()
-    shutil.copytree(made["nop"], quick / "eval_sft")
-    shutil.copytree(made["oracle"], quick / "eval_rl")
-    for stage, loss in (("sft", [2.0, 1.0]), ("rl", [0.5, 0.4])):
-        (quick / stage).mkdir()
-        (quick / stage / "log_history.json").write_text(json.dumps(
-            [{"step": i + 1, "loss": x, "reward": 0.1 * i} for i, x in enumerate(loss)]))
-    (quick / "quickstart.json").write_text(json.dumps({
-        "family": "logs-count", "config": {"spec": "partial"}, "sft_heldout_pass_rate": 0.0,
-        "rl_heldout_pass_rate": 1.0, "timings": {"build_s": 1.0, "sft_s": 10.0, "eval_sft_s": 3.0, "grpo_s": 30.0,
-                                                 "eval_rl_s": 3.0, "total_s": 47.0}}))
-    made["quickstart"] = quick
+    small = [f"{k}={v}" for k, v in (("hidden_size", 32), ("layers", 1), ("heads", 2), ("tokenizer_seeds", 40),
+                                      ("sft_examples", 4), ("sft_steps", 2), ("sft_batch_size", 2), ("grpo_steps", 2),
+                                      ("prompts_per_step", 1), ("num_generations", 2), ("max_completion_tokens", 16),
+                                      ("heldout_episodes", 3), ("eval_workers", 2), ("verifier_workers", 1))]
+    res = termrl("quickstart", "--out", str(root / "quickstart"), "--json", *[a for s in small for a in ("--set", s)])
+    assert res.returncode == 0, res.stderr[-3000:]
+    made["quickstart"] = root / "quickstart"
     return made

@@ -82,9 +82,18 @@ def test_a_training_run_brings_its_parts_curves_and_compute(runs):
 
 
 def test_a_quickstart_run_reads_its_stores_and_logs(runs):
-    run = load_run(runs["quickstart"])
+    run = load_run(runs["quickstart"])  # a small real quickstart, through the command
     assert set(run.parts) == {"held-out (SFT)", "held-out (RL)"} and run.evaluation()[0] == "held-out (RL)"
-    assert run.scalars["sft/train/loss"] == [(1, 2.0), (2, 1.0)] and run.compute["grpo"] == 30.0
+    assert [len(p) for p in run.parts.values()] == [3, 3] and run.meta["spec"] == "partial"
+    assert len(run.scalars["rl/train/reward"]) == 2 and run.compute["grpo"] > 0 and run.wall_s > 0
+    assert (runs["quickstart"] / "report.html").is_file()  # the quickstart wrote its own
+
+
+def test_pass_at_k_gets_a_bootstrap_interval_over_tasks():
+    tasks = [{"pass@k": {"2": v}} for v in (0.0, 0.5, 1.0, 1.0)]
+    low, high = data.task_bootstrap(tasks, "2")
+    assert 0.0 <= low < 0.625 < high <= 1.0
+    assert data.task_bootstrap(tasks[:1], "2") is None
 
 
 def test_command_heads():
