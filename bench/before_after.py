@@ -9,8 +9,12 @@ Prints:
   episodes=, passed_before=, passed_after=, gained=, lost=, mcnemar_p= (exact, two-sided)
   endings_before=, endings_after= (episode endings), mean_steps_before=, mean_steps_after=
   and, with --examples N, N gained and N lost episodes: every reply of both, side by side.
+  With --replay-suite SUITE (the suite the stores ran): gained_first_write_passes=, how many gained
+  episodes the base model would have passed by its own first written file (replayed alone in a
+  fresh sandbox, then submitted): gains from stopping in time, not from better code.
 
 Usage: python bench/before_after.py BEFORE_STORE AFTER_STORE [--examples N] [--json]
+           [--replay-suite SUITE [--max-steps N] [--action-format F]]
 """
 
 from __future__ import annotations
@@ -52,6 +56,30 @@ def paired(before: list, after: list) -> dict:
     }
 
 
+def first_write_passes(before: list, ids: list[str], suite: str, max_steps: int | None, action_format: str) -> int:
+    """How many of the episodes ``ids`` of ``before`` pass with only their first file write, then a submit."""
+    from termrl.env import EnvConfig
+    from termrl.policies.scripted import SUBMIT
+    from termrl.protocols import Reply
+    from termrl.reward.spec import load_spec
+    from termrl.rollout.accounting import Accountant
+    from termrl.rollout.runner import RolloutConfig, run_episode
+    from termrl.tasks.suites import resolve
+
+    by_id = {t.episode_id: t for t in before}
+    tasks = {e.task.id: e.task for e in resolve(suite) if e.task is not None}
+    config = RolloutConfig(env=EnvConfig(max_steps=(max_steps or 3) + 1, action_format=action_format))
+    spec = load_spec(config.spec)
+    passed = 0
+    for eid in ids:
+        t = by_id[eid]
+        replies = [s.reply for s in t.steps if s.action and s.action["kind"] == "write"][:1] + [SUBMIT]
+        episode = run_episode(tasks[t.task_id], t.sample, "replay", lambda turn: Reply(replies[turn.step]),
+                              config, spec, Accountant())
+        passed += bool(episode.passed)
+    return passed
+
+
 def show(title: str, traj) -> None:
     print(f"--- {title}: {traj.episode_id} passed={traj.passed} ending={traj.ending} reward={traj.reward}")
     for s in traj.steps:
@@ -66,9 +94,15 @@ def main() -> None:
     parser.add_argument("after")
     parser.add_argument("--examples", type=int, default=0)
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--replay-suite")
+    parser.add_argument("--max-steps", type=int)
+    parser.add_argument("--action-format", default="tool_call")
     args = parser.parse_args()
     before, after = TrajectoryStore(args.before).read(), TrajectoryStore(args.after).read()
     result = paired(before, after)
+    if args.replay_suite:
+        result["gained_first_write_passes"] = first_write_passes(before, result["gained_ids"], args.replay_suite,
+                                                                 args.max_steps, args.action_format)
     if args.json:
         print(json.dumps({k: v for k, v in result.items() if not k.endswith("_ids")}))
     else:
