@@ -30,7 +30,8 @@ round r's weights are saved to ``out_dir/round-r/model``. Layout of ``out_dir``:
 
     round-N/samples/   the round's sampled episodes (a TrajectoryStore)
     round-N/kept/      the replays that replaced kept episodes cut off by a limit (see ``trim``)
-    round-N/model/     the weights after the round's fine-tuning (absent when nothing was kept)
+    round-N/model/     the weights after the round's fine-tuning (absent when nothing was kept), with
+                       termrl-trained.json once it finished: a resumed round reuses those weights
     round-N/model-trainer/  the SFTTrainer's output_dir (checkpoints, when SFTConfig saves any)
     round-N/heldout/   the held-out episodes
     rounds.json        {"version": 1, "rounds": [...]}, rewritten after each round
@@ -40,6 +41,7 @@ from __future__ import annotations
 
 import dataclasses
 import gc
+import hashlib
 import json
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -87,6 +89,16 @@ class RFTConfig:
     def __post_init__(self):
         if self.rounds < 1 or self.samples_per_task < 1 or self.eval_samples < 1:
             raise ValueError("rounds, samples_per_task and eval_samples must be at least 1")
+
+
+TRAINED = "termrl-trained.json"
+"""Written beside a round's weights once its fine-tuning finished: what they were trained on, so a
+resumed round whose weights survived evaluates those very weights instead of training anew."""
+
+
+def _fingerprint(traj: Trajectory) -> str:
+    """An episode as training sees it: its id and every reply."""
+    return f"{traj.episode_id}:" + hashlib.sha256("\x00".join(s.reply for s in traj.steps).encode()).hexdigest()
 
 
 def verdict(traj: Trajectory, threshold: float, drop_format_errors: bool = False) -> str:
@@ -264,7 +276,14 @@ def rft_round(index: int, model_dir: str | Path, train_tasks: Sequence[Task], he
     if kept:
         start = Path(base_dir) if config.from_base and base_dir is not None else model_dir
         model_out = round_dir / "model"
-        result = fine_tune(start, kept, sft_args, model_out, accountant, peft_config)
+        trained = model_out / TRAINED
+        fingerprint = {"start": str(start), "kept": sorted(_fingerprint(t) for t in kept)}
+        done = json.loads(trained.read_text()) if trained.is_file() else None
+        if done is not None and done.get("fingerprint") == fingerprint:
+            result = done["result"]  # a resumed round: these weights were trained on these episodes
+        else:
+            result = fine_tune(start, kept, sft_args, model_out, accountant, peft_config)
+            trained.write_text(json.dumps({"fingerprint": fingerprint, "result": result}))
         record.update(train_loss=result["train_loss"], train_steps=result["steps"], train_rows=result["rows"])
     else:
         model_out = model_dir

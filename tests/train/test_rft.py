@@ -288,3 +288,31 @@ def test_a_round_says_how_many_kept_episodes_it_trimmed(tiny, tmp_path):
         assert record["kept"] == 2 and record["trained"]
         assert (record["trimmed"], record["not_reproduced"]) == ((1, 0) if trimmed else (0, 0))
         assert (tmp_path / out / "round-1" / "kept").exists() == trimmed
+
+
+@pytest.mark.sandbox
+def test_a_resumed_round_evaluates_the_weights_it_already_trained(tiny, tmp_path, monkeypatch):
+    from termrl.env import EnvConfig
+    from termrl.rollout.accounting import Accountant
+    from termrl.rollout.runner import RolloutConfig
+    from termrl.tasks.suites import find_task
+    from termrl.train import rft
+
+    task = find_task("shell-count-errors")
+    kwargs = dict(out_dir=tmp_path / "rft", config=RFTConfig(rounds=1, samples_per_task=3),
+                  rollout=RolloutConfig(workers=2, env=EnvConfig(static=False)), accountant=Accountant(),
+                  policy_factory=lambda d, p: Mixed())
+    first = rft.rft_round(1, tiny, [task], [], sft_args(tmp_path), **kwargs)
+    weights = _weights(tmp_path / "rft" / "round-1" / "model")
+
+    def no_training(*a, **k):
+        raise AssertionError("trained again")
+
+    monkeypatch.setattr(rft, "fine_tune", no_training)
+    again = rft.rft_round(1, tiny, [task], [], sft_args(tmp_path), **kwargs)  # samples stored: nothing replays
+    assert again["train_loss"] == first["train_loss"] and again["train_steps"] == first["train_steps"]
+    after = _weights(tmp_path / "rft" / "round-1" / "model")
+    assert all(torch.equal(weights[k], after[k]) for k in weights)
+    # other kept episodes (here: another base) are other training: the marker does not match
+    with pytest.raises(AssertionError, match="trained again"):
+        rft.rft_round(1, tmp_path / "rft" / "round-1" / "model", [task], [], sft_args(tmp_path), **kwargs)
