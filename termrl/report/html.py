@@ -111,7 +111,8 @@ def _headline(runs, head: dict) -> str:
             continue
         table_rows = [[_e(n)] + [f'{_pct(r[key][n]["pass@1"])} ({r[key][n]["passed"]}/{r[key][n]["episodes"]})'
                                  if n in r[key] else "" for r in head["rows"]] for n in names]
-        out += f"<h3>pass@1 {title}</h3>" + _table([key[:-1] if key != "categories" else "category"]
+        out += f"<h3>pass@1 {title}</h3>" + _table([{"splits": "split", "categories": "category",
+                                                   "families": "family"}[key]]
                                                   + [r["run"] for r in head["rows"]], table_rows)
     for run in runs:
         if run.results and any(k.startswith("heldout_pass_rate") for k in run.results):
