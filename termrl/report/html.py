@@ -343,7 +343,7 @@ function openEpisode(ref){
   Array.prototype.forEach.call(document.querySelectorAll('#episodes tr.sel'),function(r){r.classList.remove('sel');});
   var row=document.querySelector('#episodes tr[data-ref="'+(window.CSS&&CSS.escape?CSS.escape(ref):ref)+'"]'); if(row)row.classList.add('sel');
   var h=['<h3 id="episode-title">'+esc(e.id)+'</h3><p>run '+esc(e.run)+' ('+esc(e.part)+'), task '+esc(e.task)+', '+
-    (e.passed?'<span class=ok>passed</span>':'<span class=bad>failed</span>')+', reward '+esc(e.reward)+', ending '+esc(e.ending)+
+    (e.passed?'<span class=ok>passed</span>':'<span class=bad>failed</span>')+', reward '+(e.reward==null?'none':e.reward.toFixed(3))+', ending '+esc(e.ending)+
     (e.error?', error '+esc(e.error):'')+'</p><h4>instruction</h4><pre>'+esc(e.instruction)+'</pre>'];
   e.steps.forEach(function(s,i){h.push('<div class=step><h4>step '+(i+1)+': '+esc(s.action)+'</h4><p class=small>generation '+s.gen_s+
     ' s, environment '+s.env_s+' s'+(s.tokens!=null?', '+s.tokens+' tokens':'')+(s.prompt_tokens!=null?', prompt '+s.prompt_tokens+' tokens':'')+
