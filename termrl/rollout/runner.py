@@ -17,6 +17,7 @@
 from __future__ import annotations
 
 import queue
+import sys
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -202,3 +203,29 @@ def run_rollouts(tasks: Sequence[Task], policy: Policy, config: RolloutConfig | 
     finally:
         batcher.close()
     return results
+
+
+def play_stored(tasks: Sequence[Task], policy: Policy, config: RolloutConfig, directory, *,
+                accountant: Accountant | None = None, label: str | None = None) -> list[Trajectory]:
+    """``run_rollouts`` into the ``TrajectoryStore`` at ``directory`` (a resumed run plays only the
+    episodes it lacks); returns every stored trajectory. ``label``: report progress on stderr, as
+    ``termrl LABEL: 40/200 episodes, 12 of this session's passed``, every 10 episodes and at the end."""
+    from termrl.rollout.store import TrajectoryStore
+
+    store = TrajectoryStore(directory)
+    total = len(tasks) * config.samples
+    done = [len(store.done_ids()), 0]
+
+    def progress(traj: Trajectory) -> None:
+        done[0], done[1] = done[0] + 1, done[1] + bool(traj.passed)
+        if done[0] % 10 == 0 or done[0] == total:
+            print(f"termrl {label}: {done[0]}/{total} episodes, {done[1]} of this session's passed",
+                  file=sys.stderr, flush=True)
+
+    if done[0] < total:
+        if label:
+            print(f"termrl {label}: {total - done[0]} of {total} episodes to play ({policy.name})",
+                  file=sys.stderr, flush=True)
+        run_rollouts(tasks, policy, config, store=store, accountant=accountant,
+                     on_episode=progress if label else None)
+    return store.read()

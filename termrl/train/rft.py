@@ -55,7 +55,7 @@ from termrl.policies.scripted import SUBMIT
 from termrl.protocols import Ending, Policy, Reply, Task, Trajectory
 from termrl.rollout.accounting import Accountant
 from termrl.reward.spec import load_spec
-from termrl.rollout.runner import RolloutConfig, run_episode, run_rollouts
+from termrl.rollout.runner import RolloutConfig, play_stored, run_episode
 from termrl.rollout.store import TrajectoryStore
 from termrl.train.trajdata import check_template, hacked, sft_rows, training_template
 
@@ -255,7 +255,8 @@ def rft_round(index: int, model_dir: str | Path, train_tasks: Sequence[Task], he
     model_dir = Path(model_dir)
     policy = policy_factory(model_dir, "sample")
     sampling = dataclasses.replace(rollout, samples=config.samples_per_task, progress=(index - 1) / config.rounds)
-    samples = _rollouts(train_tasks, policy, sampling, round_dir / "samples", accountant)
+    samples = play_stored(train_tasks, policy, sampling, round_dir / "samples", accountant=accountant,
+                          label=f"rft round {index}: samples")
     del policy
     verdicts = Counter(verdict(t, config.threshold, config.drop_format_errors) for t in samples)
     kept = keep(samples, config.threshold, config.drop_format_errors)
@@ -294,7 +295,8 @@ def rft_round(index: int, model_dir: str | Path, train_tasks: Sequence[Task], he
     if heldout_tasks:
         policy = policy_factory(model_out, "eval")
         evaluation = dataclasses.replace(rollout, samples=config.eval_samples)
-        heldout = _rollouts(heldout_tasks, policy, evaluation, round_dir / "heldout", accountant)
+        heldout = play_stored(heldout_tasks, policy, evaluation, round_dir / "heldout", accountant=accountant,
+                              label=f"rft round {index}: heldout")
         del policy
     evaluated = summarize(heldout) if heldout else {}
     record.update({"heldout_pass@1": evaluated.get("pass@1"), "heldout_mean_reward": evaluated.get("mean_reward"),
@@ -333,9 +335,3 @@ def run_rft(model_dir: str | Path, train_tasks: Sequence[Task], heldout_tasks: S
         (out_dir / "rounds.json").write_text(json.dumps({"version": ROUNDS_VERSION, "rounds": records}, indent=2))
     return records
 
-
-def _rollouts(tasks: Sequence[Task], policy: Policy, config: RolloutConfig, directory: Path,
-              accountant: Accountant) -> list[Trajectory]:
-    store = TrajectoryStore(directory)
-    run_rollouts(tasks, policy, config, store=store, accountant=accountant)
-    return store.read()

@@ -277,16 +277,15 @@ def run_dpo(cfg: TrainConfig, out: Path, model_dir: Path, accountant: Accountant
     from trl import DPOConfig
 
     from termrl.policies.hf import HFConfig, HFPolicy
-    from termrl.rollout.runner import run_rollouts
+    from termrl.rollout.runner import play_stored
     from termrl.train.dpo import dpo_trainer
     from termrl.train.trajdata import dpo_pairs
 
     d = cfg.dpo
     rollout, options = _sampling(cfg, d.samples_per_task, d.temperature)
-    store = TrajectoryStore(out / "samples")
-    run_rollouts(_tasks(cfg.tasks.train), HFPolicy(model_dir, HFConfig(**options)), rollout, store=store,
-                 accountant=accountant)
-    pairs = dpo_pairs(store.read(), min_gap=d.min_gap)
+    samples = play_stored(_tasks(cfg.tasks.train), HFPolicy(model_dir, HFConfig(**options)), rollout,
+                          out / "samples", accountant=accountant, label="train: dpo samples")
+    pairs = dpo_pairs(samples, min_gap=d.min_gap)
     checkpoint = _last_checkpoint(out) if resume else None
     args = DPOConfig(**_common_args(cfg, out), max_steps=d.steps, learning_rate=d.learning_rate, beta=d.beta,
                      per_device_train_batch_size=d.batch_size)
@@ -308,25 +307,11 @@ def evaluate(cfg: TrainConfig, model: Path, suite: str, store_dir: Path, account
     passed and pass_rate (passed / episodes the harness did not fail: what the test compares)."""
     from termrl.eval.metrics import passed_fraction, summarize
     from termrl.policies.hf import HFConfig, HFPolicy
-    from termrl.rollout.runner import run_rollouts
+    from termrl.rollout.runner import play_stored
 
     rollout, options = _sampling(cfg, cfg.eval.samples, cfg.eval.temperature)
-    store = TrajectoryStore(store_dir)
-    tasks = _tasks(suite)
-    total, done = len(tasks) * cfg.eval.samples, [len(store.done_ids()), 0]
-
-    def progress(traj) -> None:
-        done[0], done[1] = done[0] + 1, done[1] + bool(traj.passed)
-        if done[0] % 10 == 0 or done[0] == total:
-            print(f"termrl train: {label}: {done[0]}/{total} episodes, {done[1]} of this session's passed",
-                  file=sys.stderr, flush=True)
-
-    if done[0] < total:
-        print(f"termrl train: {label}: {total - done[0]} of {total} episodes to play ({suite}, {model})",
-              file=sys.stderr, flush=True)
-        run_rollouts(tasks, HFPolicy(model, HFConfig(**options)), rollout, store=store, accountant=accountant,
-                     on_episode=progress)
-    trajectories = store.read()
+    trajectories = play_stored(_tasks(suite), HFPolicy(model, HFConfig(**options)), rollout, store_dir,
+                               accountant=accountant, label=f"train: {label} ({suite})")
     summary = summarize(trajectories)
     passed, scored = passed_fraction(trajectories)
     return {**{k: summary[k] for k in ("pass@1", "episodes", "errors", "mean_reward", "hack_rate", "splits")},

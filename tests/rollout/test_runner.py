@@ -9,7 +9,7 @@ import pytest
 from termrl.policies.scripted import NopPolicy, OraclePolicy
 from termrl.protocols import Reply
 from termrl.rollout.accounting import Accountant
-from termrl.rollout.runner import RolloutConfig, episode_id, run_rollouts
+from termrl.rollout.runner import RolloutConfig, episode_id, play_stored, run_rollouts
 from termrl.rollout.store import TrajectoryStore
 from termrl.tasks.suites import find_task
 
@@ -86,3 +86,17 @@ def test_resume_skips_stored_episodes(tasks, tmp_path):
     assert sorted(t.episode_id for t in again) == sorted(episode_id(tasks[1], s) for s in (0, 1))
     ids = [t.episode_id for t in store.read()]
     assert len(ids) == len(set(ids)) == 4
+
+
+def test_a_stored_run_prints_its_progress_and_resumes(tasks, tmp_path, capsys):
+    first = play_stored(tasks[:1], OraclePolicy(), RolloutConfig(samples=2), tmp_path / "run", label="eval: x")
+    err = capsys.readouterr().err
+    assert "termrl eval: x: 2 of 2 episodes to play" in err
+    assert "termrl eval: x: 2/2 episodes, 2 of this session's passed" in err
+    both = play_stored(tasks[:2], NopPolicy(), RolloutConfig(samples=2), tmp_path / "run", label="eval: x")
+    err = capsys.readouterr().err
+    assert "2 of 4 episodes to play" in err and "4/4 episodes, 0 of this session's passed" in err
+    assert len(first) == 2 and len(both) == 4
+    assert sorted(t.passed for t in both) == [False, False, True, True]  # the stored ones are kept, not replayed
+    assert play_stored(tasks[:2], NopPolicy(), RolloutConfig(samples=2), tmp_path / "run", label="eval: x")
+    assert capsys.readouterr().err == ""  # nothing left to play: nothing said
