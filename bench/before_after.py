@@ -21,38 +21,28 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 from collections import Counter
 
+from termrl.eval import metrics
 from termrl.rollout.store import TrajectoryStore
-
-
-def mcnemar_exact(gained: int, lost: int) -> float:
-    """Two-sided exact McNemar p-value: the discordant pairs against Binomial(n, 1/2)."""
-    n = gained + lost
-    if n == 0:
-        return 1.0
-    tail = sum(math.comb(n, k) for k in range(min(gained, lost) + 1)) / 2 ** n
-    return min(1.0, 2 * tail)
 
 
 def paired(before: list, after: list) -> dict:
     b = {t.episode_id: t for t in before}
     a = {t.episode_id: t for t in after}
     common = [k for k in b if k in a]
-    gained = [k for k in common if a[k].passed and not b[k].passed]
-    lost = [k for k in common if b[k].passed and not a[k].passed]
+    pairs = metrics.paired(before, after) or {"gained_ids": [], "lost_ids": [], "mcnemar_p": 1.0}
     return {
         "episodes": len(common),
         "passed_before": sum(bool(b[k].passed) for k in common),
         "passed_after": sum(bool(a[k].passed) for k in common),
-        "gained": len(gained), "lost": len(lost),
-        "mcnemar_p": mcnemar_exact(len(gained), len(lost)),
+        "gained": len(pairs["gained_ids"]), "lost": len(pairs["lost_ids"]),
+        "mcnemar_p": pairs["mcnemar_p"],
         "endings_before": dict(Counter(b[k].ending for k in common)),
         "endings_after": dict(Counter(a[k].ending for k in common)),
         "mean_steps_before": sum(len(b[k].steps) for k in common) / len(common) if common else 0.0,
         "mean_steps_after": sum(len(a[k].steps) for k in common) / len(common) if common else 0.0,
-        "gained_ids": gained, "lost_ids": lost,
+        "gained_ids": pairs["gained_ids"], "lost_ids": pairs["lost_ids"],
     }
 
 

@@ -93,6 +93,36 @@ def two_proportion_z(p1: float, p2: float, n1: int, n2: int) -> tuple[float, flo
     return z, math.erfc(abs(z) / math.sqrt(2))
 
 
+def mcnemar_exact(gained: int, lost: int) -> float:
+    """Two-sided exact McNemar p-value: the discordant pairs (failed -> passed: ``gained``,
+    passed -> failed: ``lost``) against Binomial(gained + lost, 1/2).
+
+    >>> round(mcnemar_exact(14, 0), 6)
+    0.000122
+    """
+    n = gained + lost
+    if n == 0:
+        return 1.0
+    tail = sum(math.comb(n, k) for k in range(min(gained, lost) + 1)) / 2 ** n
+    return min(1.0, 2 * tail)
+
+
+def paired(before: Iterable[Trajectory], after: Iterable[Trajectory]) -> dict | None:
+    """Two evaluations of the same episodes (same episode ids: same tasks, seeds and sample
+    indices), compared episode by episode: ``episodes`` (ids both scored), ``gained`` (failed
+    before, passed after), ``lost``, ``mcnemar_p`` (exact), ``gained_ids``, ``lost_ids``.
+    Harness failures on either side leave the pair out. None when no episode is in both."""
+    b = {t.episode_id: bool(t.passed) for t in before if not harness_failure(t)}
+    a = {t.episode_id: bool(t.passed) for t in after if not harness_failure(t)}
+    common = [k for k in b if k in a]
+    if not common:
+        return None
+    gained = sorted(k for k in common if a[k] and not b[k])
+    lost = sorted(k for k in common if b[k] and not a[k])
+    return {"episodes": len(common), "gained": len(gained), "lost": len(lost),
+            "mcnemar_p": mcnemar_exact(len(gained), len(lost)), "gained_ids": gained, "lost_ids": lost}
+
+
 def passed_fraction(trajectories: Iterable[Trajectory]) -> tuple[int, int]:
     """(passed, scored): episodes that passed, of those the harness did not fail."""
     scored = [t for t in trajectories if not harness_failure(t)]

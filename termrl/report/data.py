@@ -11,7 +11,7 @@ import shlex
 from collections import Counter, defaultdict
 
 from termrl.eval.badcases import bad_cases
-from termrl.eval.metrics import harness_failure, main_class, summarize, two_proportion_z, wilson
+from termrl.eval.metrics import harness_failure, main_class, paired, summarize, two_proportion_z, wilson
 from termrl.protocols import Trajectory
 
 QUOTED_SPLIT = {"generation": 0.40, "environment": 0.30, "reward model": 0.20, "gradient": 0.10}
@@ -30,10 +30,12 @@ def ks_for(episodes: list[Trajectory]) -> list[int]:
 
 def headline(runs) -> dict:
     """One row per run (its evaluation part): pass@1 with a 95% interval, pass@k, by split,
-    category and family; with two or more runs, each against the first (difference, z, p)."""
-    rows = []
+    category and family; with two or more runs, each against the first (difference, z, p, and,
+    where they share episodes, the paired test over those: ``paired``)."""
+    rows, played = [], []
     for run in runs:
         label, episodes = run.evaluation()
+        played.append(episodes)
         ks = ks_for(episodes)
         s = summarize(episodes, ks) if episodes else {}
         scored = [t for t in episodes if not harness_failure(t)]
@@ -53,11 +55,14 @@ def headline(runs) -> dict:
         })
     comparisons = []
     base = rows[0] if rows else None
-    for row in rows[1:]:
+    for row, episodes in zip(rows[1:], played[1:]):
         if base and base["scored"] and row["scored"]:
             z, p = two_proportion_z(base["pass@1"], row["pass@1"], base["scored"], row["scored"])
+            pairs = paired(played[0], episodes)
             comparisons.append({"a": base["run"], "b": row["run"], "difference": row["pass@1"] - base["pass@1"],
-                                "z": z, "p_value": p})
+                                "z": z, "p_value": p,
+                                "paired": {k: pairs[k] for k in ("episodes", "gained", "lost", "mcnemar_p")}
+                                if pairs else None})
     return {"rows": rows, "comparisons": comparisons}
 
 

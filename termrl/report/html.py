@@ -103,8 +103,13 @@ def _headline(runs, head: dict) -> str:
     out = _table(["run", "kind", "episodes of", "made by", "episodes", "harness errors", "pass@1", "95% interval",
                   "pass@k", "mean reward"], rows, "headline")
     for c in head["comparisons"]:
+        pairs = c.get("paired")
+        same = (f'; paired over the {pairs["episodes"]} episodes both played: {pairs["gained"]} failed before '
+                f'and passed after, {pairs["lost"]} the other way, exact McNemar p = {pairs["mcnemar_p"]:.3g}'
+                if pairs else "")
         out += (f'<p class="comparison">{_e(c["b"])} against {_e(c["a"])}: pass@1 difference '
-                f'<b>{100 * c["difference"]:+.1f} points</b>, two-proportion z = {c["z"]:.2f}, p = {c["p_value"]:.3g}</p>')
+                f'<b>{100 * c["difference"]:+.1f} points</b>, two-proportion z = {c["z"]:.2f}, p = {c["p_value"]:.3g}'
+                f'{same}</p>')
     for key, title in (("splits", "by split"), ("categories", "by category"), ("families", "by family")):
         names = sorted({n for r in head["rows"] for n in r[key]})
         if not names:

@@ -206,10 +206,12 @@ def run_rollouts(tasks: Sequence[Task], policy: Policy, config: RolloutConfig | 
 
 
 def play_stored(tasks: Sequence[Task], policy: Policy, config: RolloutConfig, directory, *,
-                accountant: Accountant | None = None, label: str | None = None) -> list[Trajectory]:
+                accountant: Accountant | None = None, label: str | None = None,
+                about: str | None = None) -> list[Trajectory]:
     """``run_rollouts`` into the ``TrajectoryStore`` at ``directory`` (a resumed run plays only the
     episodes it lacks); returns every stored trajectory. ``label``: report progress on stderr, as
-    ``termrl LABEL: 40/200 episodes, 12 of this session's passed``, every 10 episodes and at the end."""
+    ``termrl LABEL: 40/200 episodes, 12 of this session's passed``, every 10 episodes and at the end,
+    after a line saying how many are left to play and ``about`` them (default: the policy's name)."""
     from termrl.rollout.store import TrajectoryStore
 
     store = TrajectoryStore(directory)
@@ -224,7 +226,7 @@ def play_stored(tasks: Sequence[Task], policy: Policy, config: RolloutConfig, di
 
     if done[0] < total:
         if label:
-            print(f"termrl {label}: {total - done[0]} of {total} episodes to play ({policy.name})",
+            print(f"termrl {label}: {total - done[0]} of {total} episodes to play ({about or policy.name})",
                   file=sys.stderr, flush=True)
         run_rollouts(tasks, policy, config, store=store, accountant=accountant,
                      on_episode=progress if label else None)

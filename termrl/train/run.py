@@ -311,7 +311,7 @@ def evaluate(cfg: TrainConfig, model: Path, suite: str, store_dir: Path, account
 
     rollout, options = _sampling(cfg, cfg.eval.samples, cfg.eval.temperature)
     trajectories = play_stored(_tasks(suite), HFPolicy(model, HFConfig(**options)), rollout, store_dir,
-                               accountant=accountant, label=f"train: {label} ({suite})")
+                               accountant=accountant, label=f"train: {label}", about=f"{suite}, {model}")
     summary = summarize(trajectories)
     passed, scored = passed_fraction(trajectories)
     return {**{k: summary[k] for k in ("pass@1", "episodes", "errors", "mean_reward", "hack_rate", "splits")},
@@ -328,17 +328,21 @@ def _after_dir(cfg: TrainConfig, out: Path, name: str, trained: dict) -> Path:
     return out / name
 
 
-def before_after(before: dict | None, after: dict | None, name: str) -> dict:
-    """``{name}_pass_rate_before/after``, ``{name}_episodes`` and the two-proportion test of the change."""
+def before_after(before: dict | None, after: dict | None, name: str, pairs: dict | None = None) -> dict:
+    """``{name}_pass_rate_before/after``, ``{name}_episodes`` and the two-proportion test of the
+    change; with ``pairs`` (``metrics.paired`` of the two stores: the same episodes, before and
+    after), also ``{name}_gained``, ``{name}_lost`` and ``{name}_mcnemar_p``, the paired test."""
     from termrl.eval.metrics import two_proportion_z
 
     if not before or not after or before["pass_rate"] is None or after["pass_rate"] is None:
         return {}
     n_before, n_after = before["episodes"] - before["errors"], after["episodes"] - after["errors"]
     z, p = two_proportion_z(before["pass_rate"], after["pass_rate"], n_before, n_after)
+    paired = {f"{name}_gained": pairs["gained"], f"{name}_lost": pairs["lost"],
+              f"{name}_mcnemar_p": pairs["mcnemar_p"]} if pairs else {}
     return {f"{name}_pass_rate_before": before["pass_rate"], f"{name}_pass_rate_after": after["pass_rate"],
             f"{name}_episodes": after["episodes"], f"{name}_z": z,
-            f"{name}_p_value": p}
+            f"{name}_p_value": p, **paired}
 
 
 RUNNERS = {"grpo": run_grpo, "rft": run_rft, "dpo": run_dpo}
@@ -348,12 +352,14 @@ def run_training(cfg: TrainConfig, resume: bool = False) -> dict:
     """Train as ``cfg`` says, evaluate on the held-out tasks, and write results.json."""
     import os
 
+    from termrl.eval.metrics import paired
+
     out = _prepare_dir(cfg, resume)
     os.environ["TENSORBOARD_LOGGING_DIR"] = str(out / "tensorboard")  # transformers' TensorBoard callback reads it
     accountant = Accountant()
     sets = [(name, suite) for name, suite in (("heldout", cfg.tasks.heldout),
                                               ("transfer", cfg.tasks.transfer)) if suite]
-    before, after = {}, {}
+    before, after, stores = {}, {}, {}
     with accountant:
         model_dir = _model_dir(cfg, out)
         if cfg.eval.before:
@@ -362,15 +368,17 @@ def run_training(cfg: TrainConfig, resume: bool = False) -> dict:
                                         f"{name} (before)")
         trained = RUNNERS[cfg.algorithm](cfg, out, model_dir, accountant, resume)
         for name, suite in sets:
-            after[name] = evaluate(cfg, out / "final", suite, _after_dir(cfg, out, name, trained), accountant,
-                                   f"{name} (after)")
+            stores[name] = _after_dir(cfg, out, name, trained)
+            after[name] = evaluate(cfg, out / "final", suite, stores[name], accountant, f"{name} (after)")
+    pairs = {name: paired(read(out / f"{name}-before"), read(stores[name]))
+             for name in before if name in stores}
     compute = accountant.summary()
     (out / "compute.json").write_text(json.dumps(compute, indent=1))
     results = {"algorithm": cfg.algorithm, "output_dir": str(out), "training": trained,
                "heldout": after.get("heldout"), "heldout_before": before.get("heldout"),
                "transfer": after.get("transfer"), "transfer_before": before.get("transfer"),
-               **before_after(before.get("heldout"), after.get("heldout"), "heldout"),
-               **before_after(before.get("transfer"), after.get("transfer"), "transfer"),
+               **before_after(before.get("heldout"), after.get("heldout"), "heldout", pairs.get("heldout")),
+               **before_after(before.get("transfer"), after.get("transfer"), "transfer", pairs.get("transfer")),
                "compute": compute, "config": dataclasses.asdict(cfg)}
     (out / "results.json").write_text(json.dumps(results, indent=1, default=str))
     return results

@@ -34,6 +34,8 @@ def test_the_headline_compares_runs_with_a_two_proportion_test(runs):
     assert a["splits"] and sum(v["episodes"] for v in a["families"].values()) == 4
     [c] = head["comparisons"]
     assert c["difference"] == -1.0 and c["p_value"] < 0.05
+    # the same four episodes (tasks and seeds) in both runs: paired, all four lost, 2 * (1/2)^4
+    assert c["paired"] == {"episodes": 4, "gained": 0, "lost": 4, "mcnemar_p": 0.125}
 
 
 def test_rewards_compute_and_behaviour(runs):

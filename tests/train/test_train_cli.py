@@ -152,11 +152,14 @@ def test_rft_run_measures_before_and_after_on_heldout_and_transfer_sets(tmp_path
         assert results[f"{name}_pass_rate_before"] == before["pass_rate"]
         assert results[f"{name}_pass_rate_after"] == after["pass_rate"]
         assert 0 <= results[f"{name}_p_value"] <= 1
+        # the same episodes before and after: the paired test too
+        assert results[f"{name}_gained"] + results[f"{name}_lost"] <= 2 and 0 < results[f"{name}_mcnemar_p"] <= 1
         assert (out / f"{name}-before").is_dir()
     # the last RFT round played the held-out set with the final weights: that is the evaluation after
     assert (out / "transfer").is_dir() and not (out / "heldout").exists()
     assert results["heldout"]["episodes"] == results["training"]["rounds"][-1]["heldout_episodes"]
     assert f"heldout (before): 2/2 episodes" in res.stderr  # progress on stderr
+    assert "rft round 1: samples: 4/4 episodes" in res.stderr
     assert "evaluation" in results["compute"]["phases"] or "generation" in results["compute"]["phases"]
     round_record = results["training"]["rounds"][0]
     assert isinstance(round_record["sample_findings"], dict) and isinstance(round_record["heldout_findings"], dict)
@@ -174,3 +177,7 @@ def test_before_after_is_a_two_proportion_test_over_scored_episodes():
     assert got["heldout_pass_rate_before"] == 0.3 and got["heldout_pass_rate_after"] == 0.45
     assert got["heldout_episodes"] == 200 and got["heldout_z"] > 0 and 0.001 < got["heldout_p_value"] < 0.01
     assert before_after(before, None, "heldout") == {}
+    assert "heldout_mcnemar_p" not in got  # no pairs given: no paired test
+    pairs = {"episodes": 200, "gained": 14, "lost": 0, "mcnemar_p": 0.000122}
+    got = before_after(before, after, "heldout", pairs)
+    assert (got["heldout_gained"], got["heldout_lost"], got["heldout_mcnemar_p"]) == (14, 0, 0.000122)
