@@ -29,7 +29,7 @@ from typing import Callable, Mapping, Sequence
 
 from termrl.episode import Reference, SandboxVerifier, finish_episode, score
 from termrl.protocols import Ending, Evidence, Finding, HarnessError, Sandbox, Task, TestsData
-from termrl.tasks.runtime import open_sandbox, run_solution
+from termrl.tasks.runtime import SetupReuse, open_sandbox, run_solution
 from termrl.verify import stages, verify, workspace
 
 PROGRESS_POINTS = (0.0, 0.5, 1.0)
@@ -166,13 +166,14 @@ class VerificationCache:
 
 
 def _episode(task: Task, spec, act: Callable | None, baseline: Baseline | None,
-             points: Sequence[float] = PROGRESS_POINTS, cache: VerificationCache | None = None) -> Episode:
+             points: Sequence[float] = PROGRESS_POINTS, cache: VerificationCache | None = None,
+             setups: SetupReuse | None = None) -> Episode:
     """One audit episode: ``act(box)`` plays the agent (None: it does nothing) and returns its
     trace; the episode is finished as every episode is (``termrl.episode.finish_episode``) and
     scored at each training progress of ``points``. ``cache``: share verifications of identical
-    final workspaces."""
+    final workspaces; ``setups``: run each task's setup once."""
     start = time.monotonic()
-    box = open_sandbox(task)
+    box = setups.open(task) if setups is not None else open_sandbox(task)
     try:
         before = workspace.snapshot(box)
         steps = act(box) if act else []
@@ -201,10 +202,10 @@ def _specs(spec) -> dict:
     return {getattr(spec, "name", "spec") or "spec": spec}
 
 
-def baseline(task: Task) -> Baseline | None:
+def baseline(task: Task, setups: SetupReuse | None = None) -> Baseline | None:
     if task.solution is None:
         return None
-    box = open_sandbox(task)
+    box = setups.open(task) if setups is not None else open_sandbox(task)
     try:
         before = workspace.snapshot(box)
         if not run_solution(box, task).ok:
@@ -238,25 +239,26 @@ def _row(task: Task, name: str, episode: Episode, nop: Episode) -> Row:
                error_classes=episode.evidence.error_classes, seconds=round(episode.seconds, 3))
 
 
-def _prepare(task: Task, spec, points: Sequence[float], cache: VerificationCache | None = None
-             ) -> tuple[Baseline | None, Episode]:
+def _prepare(task: Task, spec, points: Sequence[float], cache: VerificationCache | None = None,
+             setups: SetupReuse | None = None) -> tuple[Baseline | None, Episode]:
     start = time.monotonic()
-    base = baseline(task)
-    nop = _episode(task, spec, None, base, points, cache)
+    base = baseline(task, setups)
+    nop = _episode(task, spec, None, base, points, cache, setups)
     if nop.error is not None:
         raise HarnessError(f"the do-nothing episode failed: {nop.error}")
     return base, dataclasses.replace(nop, seconds=time.monotonic() - start)
 
 
 def _attack(task: Task, spec, name: str, exploit: Callable, base: Baseline | None, nop: Episode,
-            points: Sequence[float], cache: VerificationCache | None = None) -> Callable[[str | None], Row]:
+            points: Sequence[float], cache: VerificationCache | None = None,
+            setups: SetupReuse | None = None) -> Callable[[str | None], Row]:
     """Run one exploit episode; the row it makes under a given spec (None: the first)."""
     from termrl.hacks.exploits import ExploitContext
 
     ctx = ExploitContext(reference_files=base.files if base else None,
                          reference_changed=base.changed if base else [])
     try:
-        episode = _episode(task, spec, lambda box: exploit(task, box, ctx), base, points, cache)
+        episode = _episode(task, spec, lambda box: exploit(task, box, ctx), base, points, cache, setups)
         error = episode.error
     except (HarnessError, OSError) as e:  # OSError: an exploit's own file call on the sandbox
         episode, error = None, str(e)
@@ -297,8 +299,8 @@ def audit_by_spec(tasks: Sequence[Task], spec, exploits: dict[str, Callable], wo
     def rows_of(make: Callable[[str | None], Row]) -> dict[str, Row]:
         return {n: make(n) for n in names}
 
-    with ThreadPoolExecutor(max_workers=workers) as pool:
-        prepared = {pool.submit(_prepare, t, spec, points, cache): t for t in tasks}
+    with SetupReuse() as setups, ThreadPoolExecutor(max_workers=workers) as pool:
+        prepared = {pool.submit(_prepare, t, spec, points, cache, setups): t for t in tasks}
         attacks: dict = {}
         for future in as_completed(prepared):
             task = prepared[future]
@@ -311,7 +313,7 @@ def audit_by_spec(tasks: Sequence[Task], spec, exploits: dict[str, Callable], wo
                     on_task(rows)
                 continue
             by_task[task.id] = {n: [_row(task, "nop", nop.under(n), nop.under(n))] for n in names}
-            attacks[task.id] = [pool.submit(_attack, task, spec, name, fn, base, nop, points, cache)
+            attacks[task.id] = [pool.submit(_attack, task, spec, name, fn, base, nop, points, cache, setups)
                                 for name, fn in exploits.items()]
         pending = dict(attacks)
         while pending:

@@ -479,11 +479,37 @@ class BwrapSandbox(ShellSandbox):
             self.start()
         return self._fs / "home"
 
+    def stray_processes(self) -> int:
+        """How many sandbox processes run besides the agent's shell (daemons a command left);
+        one that has exited and waits to be reaped is not counted."""
+        if self._root is None:
+            return 0
+        return sum(1 for pid in self._members() - self._shell_pids if _alive(pid))
+
+    def copy_workspace_from(self, source: Path) -> None:
+        """Fill the (empty) workdir with a copy of host directory ``source``: contents, modes,
+        times and links as they are there, owned as the sandbox's own files are."""
+        target = self.host_workspace()
+        shutil.copytree(source, target, symlinks=True, dirs_exist_ok=True)
+        if self.privileged:
+            for dirpath, dirnames, filenames in os.walk(target):
+                for name in dirnames + filenames:
+                    os.lchown(os.path.join(dirpath, name), SANDBOX_UID, SANDBOX_UID)
+
     def host_workspace(self) -> Path:
         """The host directory that holds the workdir (read it only when no command runs)."""
         if self._root is None:
             self.start()
         return self._fs / "ws"
+
+
+def _alive(pid: int) -> bool:
+    """The process exists and is not a zombie."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            return f.read().rsplit(b")", 1)[1].split()[0] not in (b"Z", b"X")
+    except (OSError, IndexError):
+        return False
 
 
 def _within(path: str, directory: str) -> bool:

@@ -7,6 +7,7 @@ import difflib
 import hashlib
 import io
 import os
+import re
 import stat
 import tarfile
 from pathlib import Path
@@ -53,6 +54,11 @@ def fingerprint(box: Sandbox) -> str | None:
     and caches included), its type, mode bits, a regular file's whole content, a link's target.
     Two workspaces with the same fingerprint verify alike. None when the backend has no host
     path to the workspace.
+
+    Git's clock-dependent bookkeeping is read as what it means, not as bytes (``git_canonical``):
+    the index without its stat cache, reflogs without their timestamps. Two sandboxes whose setup
+    built the same repository a second apart differ in nothing else, and git's results do not
+    depend on either (a stale stat cache only makes git re-read the file).
     """
     host = getattr(box, "host_workspace", None)
     if host is None:
@@ -70,13 +76,78 @@ def fingerprint(box: Sandbox) -> str | None:
                 if stat.S_ISLNK(info.st_mode):
                     digest.update(os.readlink(path).encode() + b"\0")
                 elif stat.S_ISREG(info.st_mode):
-                    with open(path, "rb") as f:
-                        for chunk in iter(lambda: f.read(1 << 20), b""):
-                            digest.update(chunk)
+                    canonical = git_canonical(rel, path)
+                    if canonical is not None:
+                        digest.update(canonical)
+                    else:
+                        with open(path, "rb") as f:
+                            for chunk in iter(lambda: f.read(1 << 20), b""):
+                                digest.update(chunk)
                     digest.update(b"\0")
     except OSError as e:
         raise SandboxError(f"could not read the workspace: {type(e).__name__}: {e}") from e
     return digest.hexdigest()
+
+
+_REFLOG_TIME = re.compile(rb"(> )\d+ [+-]\d{4}(\t|\n|$)", re.MULTILINE)
+
+
+def git_canonical(rel: str, path: Path) -> bytes | None:
+    """What ``fingerprint`` hashes for a git bookkeeping file at workdir path ``rel``, or None
+    to hash its bytes: for an index (``.git/index``, a worktree's), its entries without the stat
+    cache (times, device, inode, owner, size); for a reflog (``.git/logs/...``), its lines without
+    the time of each entry. An index this cannot parse is hashed whole."""
+    parts = rel.split("/")
+    if ".git" not in parts[:-1]:
+        return None
+    inside = parts[parts.index(".git") + 1:]
+    if inside == ["index"] or (len(inside) == 3 and inside[0] == "worktrees" and inside[2] == "index"):
+        return _index_entries(path.read_bytes())
+    if "logs" in inside[:-1]:
+        return _REFLOG_TIME.sub(rb"\1\2", path.read_bytes())
+    return None
+
+
+def _index_entries(data: bytes) -> bytes | None:
+    """A git index (versions 2-4, SHA-1) as its entries' mode, object id, flags and path, then its
+    extensions; None when it is not one this reads."""
+    if len(data) < 32 or data[:4] != b"DIRC":
+        return None
+    version, count = int.from_bytes(data[4:8], "big"), int.from_bytes(data[8:12], "big")
+    if version not in (2, 3, 4):
+        return None
+    out, at, previous = [data[:12]], 12, b""
+    try:
+        for _ in range(count):
+            start = at
+            mode, oid, flags = data[at + 24:at + 28], data[at + 40:at + 60], int.from_bytes(data[at + 60:at + 62], "big")
+            at += 62
+            extended = b""
+            if flags & 0x4000:
+                if version < 3:
+                    return None
+                extended, at = data[at:at + 2], at + 2
+            if version == 4:
+                byte, at = data[at], at + 1  # git's offset varint: how much of the previous path to drop
+                strip = byte & 0x7F
+                while byte & 0x80:
+                    byte, at = data[at], at + 1
+                    strip = ((strip + 1) << 7) | (byte & 0x7F)
+                end = data.index(b"\0", at)
+                name = previous[:len(previous) - strip] + data[at:end]
+                at = end + 1
+            else:
+                end = data.index(b"\0", at)
+                name = data[at:end]
+                at = start + ((end - start) // 8 + 1) * 8  # entries are NUL-padded to a multiple of 8
+            previous = name
+            out.append(mode + oid + flags.to_bytes(2, "big") + extended + name + b"\0")
+    except (IndexError, ValueError):
+        return None
+    if at > len(data) - 20:
+        return None
+    out.append(data[at:len(data) - 20])  # the extensions; not the trailing checksum, which covers the stat cache
+    return b"".join(out)
 
 
 def _tar(box: Sandbox, directory: str, *options: str) -> dict[str, bytes]:

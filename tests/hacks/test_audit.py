@@ -170,6 +170,65 @@ def test_identical_final_workspaces_are_verified_once_and_keep_their_own_trace()
     assert other.evidence.changed_files == ["roman.py"] and nop.evidence.changed_files == []
 
 
+def test_a_git_task_rebuilt_in_each_sandbox_is_still_verified_once():
+    """Each sandbox's setup builds the repository anew, so its index's stat cache and its reflogs'
+    times differ from the last one's: the cache reads past them, and not past a real change."""
+    import time
+
+    from termrl.hacks.audit import VerificationCache, _episode
+    from termrl.tasks.suites import find_task
+
+    task = find_task("git-squash-branch")
+    spec = load_spec("staged")
+    cache = VerificationCache()
+
+    def status(box):  # may refresh the index's stat cache, changes nothing git reports
+        box.exec("touch README.md && git status --short && git log --oneline")
+        return [{"command": "status", "exit_code": 0}]
+
+    def commit(box):
+        box.exec("echo x >> README.md && git -c user.name=a -c user.email=b@c commit -qam more")
+        return [{"command": "commit", "exit_code": 0}]
+
+    nop = _episode(task, spec, None, None, cache=cache)
+    time.sleep(1.1)  # another second on the clock for the next setup's reflog entries
+    _episode(task, spec, status, None, cache=cache)
+    assert (cache.misses, cache.hits) == (1, 1)
+    other = _episode(task, spec, commit, None, cache=cache)
+    assert (cache.misses, cache.hits) == (2, 1) and other.evidence.changed_files != nop.evidence.changed_files
+
+
+def test_the_index_is_read_alike_in_every_version_and_its_entries_count(tmp_path):
+    import shutil
+    import subprocess
+
+    from termrl.verify.workspace import _index_entries, git_canonical
+
+    if shutil.which("git") is None:
+        pytest.fail("git is needed on the host for this test")
+    run = lambda *a: subprocess.run(["git", "-c", "user.name=a", "-c", "user.email=b@c", *a], cwd=tmp_path,
+                                    check=True, capture_output=True)
+    run("init", "-q", ".")
+    (tmp_path / "d").mkdir()
+    for name in ("d/one.txt", "d/two.txt", "top.txt"):
+        (tmp_path / name).write_text(name)
+    run("add", "-A")
+    run("commit", "-qm", "m")
+    index = tmp_path / ".git" / "index"
+    forms = {}
+    for version in ("2", "3", "4"):
+        run("update-index", "--index-version", version)
+        forms[version] = _index_entries(index.read_bytes())
+    assert forms["2"][12:] == forms["3"][12:] == forms["4"][12:] and b"d/two.txt" in forms["4"]
+    (tmp_path / "top.txt").write_text("changed")
+    run("add", "top.txt")
+    assert _index_entries(index.read_bytes())[12:] != forms["4"][12:]  # a staged change is an entry's new id
+    assert _index_entries(b"DIRC" + bytes(40)) is None  # not one it reads: hashed as bytes
+    log = tmp_path / ".git" / "logs" / "HEAD"
+    assert git_canonical(".git/logs/HEAD", log).count(b"> \t") == 1
+    assert git_canonical("src/index", index) is None and git_canonical(".git/config", index) is None
+
+
 def test_several_specs_are_audited_on_the_same_episodes(tmp_path):
     import termrl.hacks.audit as audit_module
 
