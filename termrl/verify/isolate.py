@@ -50,14 +50,13 @@ canaries and the hack detectors are the net there).
 Stdlib only: this file runs on the sandbox's Python (3.8+).
 """
 
-import base64
+import binascii
 import builtins
 import collections
 import datetime
 import decimal
 import fractions
 import importlib
-import importlib.abc
 import importlib.machinery
 import importlib.util
 import io
@@ -134,7 +133,7 @@ class _DataUnpickler(pickle.Unpickler):
 
 def _load_data(text):
     try:
-        return _DataUnpickler(io.BytesIO(base64.b64decode(text))).load()
+        return _DataUnpickler(io.BytesIO(binascii.a2b_base64(text))).load()
     except Exception:
         return _REFUSED
 
@@ -380,7 +379,7 @@ class Peer:
         msg = self._export(x)
         if self.serves_all and not isinstance(x, type) and str(getattr(t, "__module__", "")).split(".")[0] in _DATA_LIBS:
             try:  # numpy/pandas values also travel as data, for a decoder that only builds their classes
-                msg["pk"] = base64.b64encode(pickle.dumps(x, protocol=4)).decode()
+                msg["pk"] = binascii.b2a_base64(pickle.dumps(x, protocol=4), newline=False).decode()
             except Exception:
                 pass
         return msg
@@ -946,7 +945,8 @@ class Client(Peer):
             r1, w1 = os.pipe()  # test -> worker
             r2, w2 = os.pipe()  # worker -> test
             env = _worker_env()
-            self.proc = subprocess.Popen([sys.executable, "-s", "-B", os.path.abspath(__file__), str(r1), str(w2)],
+            self.proc = subprocess.Popen([sys.executable, "-s", "-B", "-c", _LAUNCH,
+                                          os.path.dirname(os.path.abspath(__file__)), str(r1), str(w2)],
                                          pass_fds=(r1, w2), stdin=subprocess.DEVNULL, env=env, cwd=os.getcwd(),
                                          close_fds=True)
             os.close(r1)
@@ -1078,8 +1078,10 @@ def _reimport(module):
     return handle
 
 
-class Loader(importlib.abc.Loader):
-    """Loads a proxy module; ``location``: the file a test asked for by path, else by name."""
+class Loader:
+    """Loads a proxy module; ``location``: the file a test asked for by path, else by name.
+    (Not an ``importlib.abc.Loader``: the import system only calls these two methods, and
+    importing ``importlib.abc`` would double the worker's start-up imports.)"""
 
     def __init__(self, location=None):
         self.location = location
@@ -1100,7 +1102,7 @@ class Loader(importlib.abc.Loader):
             d[key] = _name(value, d["__name__"], key)
 
 
-class Finder(importlib.abc.MetaPathFinder):
+class Finder:
     """First on ``sys.meta_path``: a module found on a writable filesystem loads as a proxy."""
 
     def __init__(self, trusted):
@@ -1297,6 +1299,14 @@ def _worker_main(rfd, wfd):
         except EOFError:
             os._exit(0)
         worker._send(worker._serve(msg))
+
+
+_LAUNCH = ("import sys; here = sys.argv[1]; sys.path[0] = here; import isolate; del sys.modules['isolate']; "
+           "sys.path[:] = [p for p in sys.path if p != here]; isolate._worker_main(int(sys.argv[2]), int(sys.argv[3]))")
+"""The worker's start: this module imported by name, so from its compiled copy beside it when
+there is one (a script is compiled anew each run), then forgotten (the agent's own ``isolate.py``
+must stay importable) and its folder taken off ``sys.path`` before any agent code runs; the
+first entry of ``sys.path`` (``-c``'s current directory) is replaced before the first import."""
 
 
 if __name__ == "__main__":

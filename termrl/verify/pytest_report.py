@@ -31,6 +31,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import isolate  # noqa: E402  (beside this file in the harness folder)
 
 del sys.path[0]
+del sys.modules["isolate"]  # kept here by reference: the agent's own module of that name is the tests' to import
 
 _results = {}
 _collect_errors = []

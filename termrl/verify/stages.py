@@ -24,6 +24,7 @@ import re
 import secrets
 import shutil
 import subprocess
+import sys
 import tempfile
 import time
 from dataclasses import dataclass, replace
@@ -352,8 +353,24 @@ _HARNESS: dict | None = None
 def _harness_files() -> dict:
     global _HARNESS
     if _HARNESS is None:
-        _HARNESS = {"pytest_report.py": TaskFile(PLUGIN.read_bytes()), "isolate.py": TaskFile(ISOLATE.read_bytes())}
+        _HARNESS = {}
+        for source in (PLUGIN, ISOLATE):
+            _HARNESS[source.name] = TaskFile(source.read_bytes())
+            _HARNESS[f"__pycache__/{source.stem}.{sys.implementation.cache_tag}.pyc"] = TaskFile(_compiled(source))
     return _HARNESS
+
+
+def _compiled(source: Path) -> bytes:
+    """``source``'s bytecode as a hash-checked .pyc: the sandbox's interpreter (when it has this
+    one's cache tag) loads it instead of compiling the harness in every test process and
+    worker, and compiles the source itself should the two ever differ."""
+    import py_compile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        target = Path(tmp) / "out.pyc"
+        py_compile.compile(str(source), cfile=str(target), doraise=True,
+                           invalidation_mode=py_compile.PycInvalidationMode.CHECKED_HASH)
+        return target.read_bytes()
 
 
 # --------------------------------------------------------------------------- quality and safety

@@ -129,3 +129,37 @@ def test_canary_names_are_fresh_each_run():
     a, b = Canary.draw(), Canary.draw()
     assert len({a.file, b.file, a.passing, b.passing, a.failing, b.failing}) == 6
     assert a.owns(f"{a.file}::{a.failing}") and not a.owns(f"{b.file}::{b.failing}")
+
+
+@pytest.mark.sandbox
+def test_the_harness_arrives_compiled_and_the_sandbox_loads_the_compiled_copy():
+    from termrl.sandbox import make_sandbox
+    from termrl.verify.stages import HARNESS_DIR, _harness_files
+
+    files = _harness_files()
+    assert {"isolate.py", "pytest_report.py"} <= set(files)
+    compiled = [name for name in files if name.startswith("__pycache__/")]
+    assert len(compiled) == 2 and all(files[n].data[:4] == files[compiled[0]].data[:4] for n in compiled)
+    box = make_sandbox("bwrap", workdir="/workspace")
+    try:
+        res = box.run(["python3", "-s", "-B", "-v", "-c", f"import sys; sys.path.insert(0, '{HARNESS_DIR}'); import isolate"],
+                      mounts={HARNESS_DIR: files})
+    finally:
+        box.close()
+    assert res.exit_code == 0, res.stderr[-2000:]
+    assert f"code object from '{HARNESS_DIR}/__pycache__/isolate." in res.stderr  # not compiled from source again
+
+
+@pytest.mark.sandbox
+def test_an_agent_module_named_like_the_harness_is_the_agents():
+    from tests.verify.conftest import make_task, planted
+
+    task = make_task("agent-isolate", {"test_it.py": """
+        import isolate
+
+        def test_it():
+            assert isolate.answer() == 42
+            assert not hasattr(isolate, "install")  # not termrl's harness module
+    """})
+    ev = planted(task, {"isolate.py": "def answer():\n    return 42\n"})
+    assert ev.passed, ev.tests
