@@ -171,7 +171,7 @@ def _episode(task: Task, spec, act: Callable | None, baseline: Baseline | None,
     """One audit episode: ``act(box)`` plays the agent (None: it does nothing) and returns its
     trace; the episode is finished as every episode is (``termrl.episode.finish_episode``) and
     scored at each training progress of ``points``. ``cache``: share verifications of identical
-    final workspaces; ``setups``: run each task's setup once."""
+    final workspaces; ``setups``: copy the workdir a deterministic setup left (``SetupReuse``)."""
     start = time.monotonic()
     box = setups.open(task) if setups is not None else open_sandbox(task)
     try:

@@ -126,11 +126,10 @@ class SetupReuse:
             raise
         if result is not None:
             try:
-                result.set_result(judge(box))
-            except BaseException:
-                result.set_result(None)
-                box.close()
-                raise
+                kept = judge(box)
+            except OSError:  # the copy failed (a full disk): set up afresh from now on
+                kept = None
+            result.set_result(kept)
         return box
 
     def close(self) -> None:
