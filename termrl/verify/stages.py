@@ -353,10 +353,11 @@ _HARNESS: dict | None = None
 def _harness_files() -> dict:
     global _HARNESS
     if _HARNESS is None:
-        _HARNESS = {}
+        harness = {}  # whole before it is shared: episode threads mount it as soon as it is set
         for source in (PLUGIN, ISOLATE):
-            _HARNESS[source.name] = TaskFile(source.read_bytes())
-            _HARNESS[f"__pycache__/{source.stem}.{sys.implementation.cache_tag}.pyc"] = TaskFile(_compiled(source))
+            harness[source.name] = TaskFile(source.read_bytes())
+            harness[f"__pycache__/{source.stem}.{sys.implementation.cache_tag}.pyc"] = TaskFile(_compiled(source))
+        _HARNESS = harness
     return _HARNESS
 
 

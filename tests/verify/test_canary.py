@@ -163,3 +163,15 @@ def test_an_agent_module_named_like_the_harness_is_the_agents():
     """})
     ev = planted(task, {"isolate.py": "def answer():\n    return 42\n"})
     assert ev.passed, ev.tests
+
+
+def test_threads_asking_for_the_harness_at_once_each_get_all_of_it(monkeypatch):
+    from concurrent.futures import ThreadPoolExecutor
+
+    from termrl.verify import stages
+
+    for _ in range(5):
+        monkeypatch.setattr(stages, "_HARNESS", None)
+        with ThreadPoolExecutor(8) as pool:
+            seen = list(pool.map(lambda _: sorted(stages._harness_files()), range(8)))
+        assert all(len(names) == 4 for names in seen), seen  # two sources, two compiled copies
