@@ -4,7 +4,7 @@ One ``hf:`` policy answers the plain harness's single message (``termrl.eval.pla
 then plays the same tasks as termrl episodes, with the same decoding. Prints:
 
   plain_pass=  passed / tasks in the plain harness
-  termrl_pass= passed / tasks as termrl episodes (--max-steps replies each)
+  termrl_pass= passed / tasks as termrl episodes (--max-steps replies each; default: the task's limit)
   gap_points=  100 * (plain - termrl) / tasks
   endings=     termrl episodes by ending; first_action= the kind of each episode's first action
 
@@ -15,7 +15,7 @@ With ``--out DIR`` both halves are kept there as they finish (``termrl.eval.plai
 same command again finishes a measurement an earlier run left, which at a CPU's speed can take
 longer than a session.
 
-Usage: python bench/parity.py MODEL_DIR [--suite humaneval:0-39] [--max-steps 3]
+Usage: python bench/parity.py MODEL_DIR [--suite humaneval:0-39] [--max-steps N]
                               [--max-new-tokens 512] [--action-format FORMAT] [--out DIR] [--json OUT]
 """
 
@@ -36,7 +36,8 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("model")
     parser.add_argument("--suite", default="humaneval:0-39")
-    parser.add_argument("--max-steps", type=int, default=3)
+    parser.add_argument("--max-steps", type=int, default=None,
+                        help="replies per episode (default: the task's own limit)")
     parser.add_argument("--max-new-tokens", type=int, default=512)
     parser.add_argument("--temperature", type=float, default=0.0)
     parser.add_argument("--action-format", default="tool_call")

@@ -127,7 +127,7 @@ def parity(tasks: Sequence[Task], policy: Policy, env=None, workers: int = 8,
     from termrl.rollout.store import TrajectoryStore
 
     plain = run_plain(tasks, policy, workers=min(workers, 2), out=out, batch=workers)
-    config = RolloutConfig(workers=workers, max_batch=workers, env=env or EnvConfig(max_steps=3, time_limit_s=3600))
+    config = RolloutConfig(workers=workers, max_batch=workers, env=env or EnvConfig(time_limit_s=3600))
     store = TrajectoryStore(Path(out) / "termrl") if out is not None else None
     episodes = run_rollouts(list(tasks), policy, config, store=store)
     if store is not None:

@@ -18,7 +18,13 @@ from termrl.tasks.formats.common import TaskFormatError
 REPO_SHARED = Path(__file__).resolve().parents[4] / "shared" / "datasets"
 HUMANEVAL = "humaneval/HumanEval.jsonl.gz"
 MBPP = "mbpp/sanitized-mbpp.json"
-LIMITS = Limits(agent_timeout_sec=300, verifier_timeout_sec=60, max_steps=10, memory_mb=1024)
+LIMITS = Limits(agent_timeout_sec=300, verifier_timeout_sec=60, max_steps=1, memory_mb=1024)
+"""One reply, as HumanEval and MBPP define the task: its action (the function written to
+``solution.py``) is the answer. ``--max-steps`` / ``EnvConfig.max_steps`` gives the multi-turn
+variant. Measured on Qwen2.5-Coder-0.5B, HumanEval 0-39, greedy: one reply passes 30 of 40 against
+29 in a plain prompt-and-run harness; three replies pass 15, because the model reads the
+observation "wrote 714 bytes to /workspace/solution.py" as a request and overwrites its answer
+(README, parity)."""
 
 _IMPORT_CWD = "import os\nimport sys\n\nsys.path.insert(0, os.getcwd())\n"
 _MBPP_BIND = '''import solution as _solution_module
