@@ -1301,12 +1301,14 @@ def _worker_main(rfd, wfd):
         worker._send(worker._serve(msg))
 
 
-_LAUNCH = ("import sys; here = sys.argv[1]; sys.path[0] = here; import isolate; del sys.modules['isolate']; "
-           "sys.path[:] = [p for p in sys.path if p != here]; isolate._worker_main(int(sys.argv[2]), int(sys.argv[3]))")
+_LAUNCH = ("import sys; here = sys.argv[1]; sys.path[:] = [here, *(p for p in sys.path if p != '')]; "
+           "import isolate; del sys.modules['isolate']; sys.path[:] = [p for p in sys.path if p != here]; "
+           "isolate._worker_main(int(sys.argv[2]), int(sys.argv[3]))")
 """The worker's start: this module imported by name, so from its compiled copy beside it when
 there is one (a script is compiled anew each run), then forgotten (the agent's own ``isolate.py``
-must stay importable) and its folder taken off ``sys.path`` before any agent code runs; the
-first entry of ``sys.path`` (``-c``'s current directory) is replaced before the first import."""
+must stay importable) and its folder taken off ``sys.path`` before any agent code runs. ``-c``'s
+current-directory entry ('') is dropped before the first import, as running the file as a script
+never had it."""
 
 
 if __name__ == "__main__":
