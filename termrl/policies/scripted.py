@@ -2,7 +2,8 @@
 
 - ``oracle``: writes the task's reference solution to ``/tmp/.termrl-oracle/solve.sh``,
   runs it from the workdir, then submits -- the agent phase of ``termrl tasks validate``,
-  played through the environment like any model.
+  played through the environment like any model. A task that allows one reply (codegen)
+  gets the script in that reply's command instead.
 - ``nop``: submits at once.
 - ``script:FILE``: replays the replies listed in a JSON file, per task::
 
@@ -16,6 +17,7 @@
 
 from __future__ import annotations
 
+import base64
 import json
 from collections.abc import Sequence
 from pathlib import Path
@@ -41,8 +43,12 @@ class OraclePolicy:
     def _reply(turn: Turn) -> str:
         if turn.task.solution is None:
             return SUBMIT  # nothing to replay: the episode is scored as submitted unchanged
-        script = [Action(ActionKind.WRITE, path=ORACLE_PATH, content=turn.task.solution),
-                  Action(ActionKind.COMMAND, command=f"bash {ORACLE_PATH}")]
+        if turn.task.limits.max_steps < 2:  # one reply (codegen tasks): the script travels in the command
+            encoded = base64.b64encode(turn.task.solution.encode()).decode()
+            script = [Action(ActionKind.COMMAND, command=f'bash -c "$(echo {encoded} | base64 -d)" oracle')]
+        else:
+            script = [Action(ActionKind.WRITE, path=ORACLE_PATH, content=turn.task.solution),
+                      Action(ActionKind.COMMAND, command=f"bash {ORACLE_PATH}")]
         return render_tool_call(script[turn.step]) if turn.step < len(script) else SUBMIT
 
 

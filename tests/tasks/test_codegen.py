@@ -208,3 +208,16 @@ def test_mbpp_problem_without_tests_names_the_field(tmp_path, monkeypatch):
     with pytest.raises(TaskFormatError) as e:
         load_mbpp()
     assert_names(e.value, "sanitized-mbpp.json", "7.test_list")
+
+
+@pytest.mark.sandbox
+def test_codegen_tasks_allow_one_reply_and_the_oracle_passes_in_it(humaneval, mbpp):
+    from termrl.policies.scripted import NopPolicy, OraclePolicy
+    from termrl.rollout.runner import RolloutConfig, run_rollouts
+
+    tasks = [next(iter(humaneval.values())), next(iter(mbpp.values()))]
+    assert all(t.limits.max_steps == 1 for t in tasks)  # as HumanEval and MBPP define the task
+    played = run_rollouts(tasks, OraclePolicy(), RolloutConfig(workers=2))
+    assert all(t.passed and len(t.steps) == 1 and t.ending == "step_limit" for t in played), \
+        [(t.task_id, t.ending, t.error) for t in played]
+    assert not any(t.passed for t in run_rollouts(tasks, NopPolicy(), RolloutConfig(workers=2)))
