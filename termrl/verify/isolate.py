@@ -1309,8 +1309,3 @@ there is one (a script is compiled anew each run), then forgotten (the agent's o
 must stay importable) and its folder taken off ``sys.path`` before any agent code runs. ``-c``'s
 current-directory entry ('') is dropped before the first import, as running the file as a script
 never had it."""
-
-
-if __name__ == "__main__":
-    sys.path[:] = [p for p in sys.path if os.path.abspath(p) != os.path.dirname(os.path.abspath(__file__))]
-    _worker_main(int(sys.argv[1]), int(sys.argv[2]))
