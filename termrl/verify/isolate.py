@@ -53,24 +53,17 @@ Stdlib only: this file runs on the sandbox's Python (3.8+).
 import binascii
 import builtins
 import collections
-import datetime
-import decimal
-import fractions
 import importlib
 import importlib.machinery
 import importlib.util
 import io
 import json
 import os
-import pathlib
-import pickle
 import struct
-import subprocess
 import sys
 import threading
 import time
 import types
-import uuid
 
 _EXCEPTIONS = {name: obj for name, obj in vars(builtins).items()
                if isinstance(obj, type) and issubclass(obj, BaseException)}
@@ -104,36 +97,50 @@ _HELPERS = ("_reconstruct", "scalar", "_new_Index", "_new_PeriodIndex", "_restor
 _SAFE_BUILTINS = {"bytearray", "slice", "complex", "frozenset", "set", "range", "object"}
 
 
-class _DataUnpickler(pickle.Unpickler):
-    """Builds only numpy/pandas (and pyarrow's buffers) data classes and their rebuild helpers:
-    never a function that reads files or evaluates anything, never a class of the agent's."""
+def _data_unpickler():
+    """The unpickler class, built on first use: most sessions never see numpy or pandas data,
+    and the worker starts faster without importing pickle."""
+    global _UNPICKLER
+    if _UNPICKLER is not None:
+        return _UNPICKLER
+    import pickle
 
-    def find_class(self, module, name):
-        top = module.split(".")[0]
-        if module == "builtins" and name in _SAFE_BUILTINS:
-            return getattr(builtins, name)
-        if module == "copyreg" and name == "_reconstructor":
-            import copyreg
+    class DataUnpickler(pickle.Unpickler):
+        """Builds only numpy/pandas (and pyarrow's buffers) data classes and their rebuild helpers:
+        never a function that reads files or evaluates anything, never a class of the agent's."""
 
-            return copyreg._reconstructor
-        if module in ("datetime", "decimal", "fractions") and name in ("date", "datetime", "time", "timedelta",
-                                                                       "timezone", "Decimal", "Fraction"):
-            return getattr(importlib.import_module(module), name)
-        if top not in _DATA_LIBS and module != "pyarrow.lib":
+        def find_class(self, module, name):
+            top = module.split(".")[0]
+            if module == "builtins" and name in _SAFE_BUILTINS:
+                return getattr(builtins, name)
+            if module == "copyreg" and name == "_reconstructor":
+                import copyreg
+
+                return copyreg._reconstructor
+            if module in ("datetime", "decimal", "fractions") and name in ("date", "datetime", "time", "timedelta",
+                                                                           "timezone", "Decimal", "Fraction"):
+                return getattr(importlib.import_module(module), name)
+            if top not in _DATA_LIBS and module != "pyarrow.lib":
+                raise pickle.UnpicklingError("%s.%s is not a data class" % (module, name))
+            obj = super().find_class(module, name)
+            where = str(getattr(obj, "__module__", module))
+            if ".io" in where or "npyio" in where or name in ("memmap", "DataSource", "HDFStore", "ExcelFile",
+                                                              "ExcelWriter", "read_pickle", "load", "loads"):
+                raise pickle.UnpicklingError("%s.%s is not a data class" % (module, name))
+            if isinstance(obj, type) or name in _HELPERS or name.startswith(("__pyx_unpickle", "_unpickle")):
+                return obj
             raise pickle.UnpicklingError("%s.%s is not a data class" % (module, name))
-        obj = super().find_class(module, name)
-        where = str(getattr(obj, "__module__", module))
-        if ".io" in where or "npyio" in where or name in ("memmap", "DataSource", "HDFStore", "ExcelFile",
-                                                          "ExcelWriter", "read_pickle", "load", "loads"):
-            raise pickle.UnpicklingError("%s.%s is not a data class" % (module, name))
-        if isinstance(obj, type) or name in _HELPERS or name.startswith(("__pyx_unpickle", "_unpickle")):
-            return obj
-        raise pickle.UnpicklingError("%s.%s is not a data class" % (module, name))
+
+    _UNPICKLER = DataUnpickler
+    return DataUnpickler
+
+
+_UNPICKLER = None
 
 
 def _load_data(text):
     try:
-        return _DataUnpickler(io.BytesIO(binascii.a2b_base64(text))).load()
+        return _data_unpickler()(io.BytesIO(binascii.a2b_base64(text))).load()
     except Exception:
         return _REFUSED
 
@@ -249,9 +256,9 @@ class Peer:
             try:
                 value = target(*call_args, **kwargs)
             except BaseException as e:
-                e.__termrl_after__ = self._after(call_args)
+                e.__termrl_after__ = self._after(call_args, args[1])
                 raise
-            return [self.encode(value), self._after(call_args)]
+            return [self.encode(value), self._after(call_args, args[1])]
         if op == "getattr":
             value = getattr(target, args[1])
             if not self.serves_all and isinstance(value, _CLOSED_TYPES) and not isinstance(value, type):
@@ -285,13 +292,16 @@ class Peer:
             return self.worker_import(*args[1:])
         raise ValueError("unknown request %r" % (op,))
 
-    def _after(self, call_args):
+    def _after(self, call_args, sent):
+        """The mutable arguments as the call left them, to copy back; None for one the call left
+        as it came (its encoding equals what was sent), so an unchanged graph does not cross back."""
         out = []
-        for a in call_args:
+        for i, a in enumerate(call_args):
             try:
-                out.append(self.encode(a) if type(a) in (list, dict, set, bytearray) else None)
+                new = self.encode(a) if type(a) in (list, dict, set, bytearray) else None
             except Exception:
-                out.append(None)
+                new = None
+            out.append(None if new is not None and i < len(sent) and new == sent[i] else new)
         return out
 
     def _check(self, op, target, args):
@@ -336,31 +346,22 @@ class Peer:
         if t is float:
             return {"f": repr(x)}
         if t is list:
-            return {"l": [self.encode(v) for v in x]}
+            return {"l": list(x) if _plain(x) else [self.encode(v) for v in x]}
         if t is tuple:
-            return {"t": [self.encode(v) for v in x]}
+            return {"t": list(x) if _plain(x) else [self.encode(v) for v in x]}
         if t is dict:
+            if _plain(x) and _plain(x.values()):
+                return {"d": list(map(list, x.items()))}
             return {"d": [[self.encode(k), self.encode(v)] for k, v in x.items()]}
         if t is set or t is frozenset:
-            return {"s" if t is set else "fs": [self.encode(v) for v in x]}
+            return {"s" if t is set else "fs": list(x) if _plain(x) else [self.encode(v) for v in x]}
         if t is bytes or t is bytearray:
             return {"b" if t is bytes else "ba": x.hex()}
         if t is complex:
             return {"c": [repr(x.real), repr(x.imag)]}
-        if t is decimal.Decimal:
-            return {"dec": str(x)}
-        if t is fractions.Fraction:
-            return {"fr": [x.numerator, x.denominator]}
-        if t in (datetime.date, datetime.datetime, datetime.time):
-            return {"dt": [t.__name__, x.isoformat()]}
-        if t is datetime.timedelta:
-            return {"td": [x.days, x.seconds, x.microseconds]}
-        if t is range:
-            return {"r": [x.start, x.stop, x.step]}
-        if t in _PATHS:
-            return {"p": [t.__name__, str(x)]}
-        if t is uuid.UUID:
-            return {"u": str(x)}
+        kind = _stdlib_kind(t)
+        if kind is not None:
+            return _STDLIB_ENCODE[kind](x, t)
         if t is collections.Counter or t is collections.OrderedDict:
             return {"cd": [t.__name__, [[self.encode(k), self.encode(v)] for k, v in x.items()]]}
         if t is collections.deque:
@@ -379,6 +380,8 @@ class Peer:
         msg = self._export(x)
         if self.serves_all and not isinstance(x, type) and str(getattr(t, "__module__", "")).split(".")[0] in _DATA_LIBS:
             try:  # numpy/pandas values also travel as data, for a decoder that only builds their classes
+                import pickle
+
                 msg["pk"] = binascii.b2a_base64(pickle.dumps(x, protocol=4), newline=False).decode()
             except Exception:
                 pass
@@ -405,23 +408,34 @@ class Peer:
                 "dunders": [d for d in _FORWARDED + _COMPARE if _has(k, d)], "class": k is x,
                 "base": next((b.__name__ for b in _BASES if issubclass(k, b)), None), "exc": exc, "chain": chain}
 
+    def _items(self, xs):
+        """A decoded list of a container's items: as JSON gave it when every item is plain."""
+        if type(xs) is list and _plain(xs):
+            return xs
+        return [self.decode(v) for v in xs]
+
     def decode(self, x):
         if x is None or type(x) in (bool, int, str):
             return x
         if type(x) is list:  # argument lists
-            return [self.decode(v) for v in x]
+            return x if _plain(x) else [self.decode(v) for v in x]
         if type(x) is not dict or len(x) < 1:
             raise ValueError("malformed value")
-        if "l" in x:
-            return [self.decode(v) for v in x["l"]]
+        if "l" in x:  # a copy: the call may change it, and what was sent must stay as it was sent
+            return list(self._items(x["l"]))
         if "t" in x:
-            return tuple(self.decode(v) for v in x["t"])
+            return tuple(self._items(x["t"]))
         if "d" in x:
-            return {self.decode(k): self.decode(v) for k, v in x["d"]}
+            pairs = x["d"]
+            if type(pairs) is list and set(map(type, pairs)) <= {list} and set(map(len, pairs)) <= {2}:
+                d = dict(pairs)
+                if _plain(d) and _plain(d.values()):
+                    return d
+            return {self.decode(k): self.decode(v) for k, v in pairs}
         if "s" in x:
-            return {self.decode(v) for v in x["s"]}
+            return set(self._items(x["s"]))
         if "fs" in x:
-            return frozenset(self.decode(v) for v in x["fs"])
+            return frozenset(self._items(x["fs"]))
         if "f" in x:
             return float(x["f"])
         if "b" in x:
@@ -431,20 +445,24 @@ class Peer:
         if "c" in x:
             return complex(float(x["c"][0]), float(x["c"][1]))
         if "dec" in x:
-            return decimal.Decimal(x["dec"])
+            return _stdlib_class("decimal", "Decimal")(x["dec"])
         if "fr" in x:
-            return fractions.Fraction(int(x["fr"][0]), int(x["fr"][1]))
+            return _stdlib_class("fractions", "Fraction")(int(x["fr"][0]), int(x["fr"][1]))
         if "dt" in x:
-            kind = {"date": datetime.date, "datetime": datetime.datetime, "time": datetime.time}[x["dt"][0]]
-            return kind.fromisoformat(x["dt"][1])
+            if x["dt"][0] not in ("date", "datetime", "time"):
+                raise ValueError("malformed value")
+            return _stdlib_class("datetime", x["dt"][0]).fromisoformat(x["dt"][1])
         if "td" in x:
-            return datetime.timedelta(days=x["td"][0], seconds=x["td"][1], microseconds=x["td"][2])
+            return _stdlib_class("datetime", "timedelta")(days=x["td"][0], seconds=x["td"][1],
+                                                          microseconds=x["td"][2])
         if "r" in x:
             return range(int(x["r"][0]), int(x["r"][1]), int(x["r"][2]))
         if "p" in x:
-            return _PATH_BY_NAME[x["p"][0]](str(x["p"][1]))
+            if x["p"][0] not in _PATH_NAMES:
+                raise ValueError("malformed value")
+            return _stdlib_class("pathlib", x["p"][0])(str(x["p"][1]))
         if "u" in x:
-            return uuid.UUID(str(x["u"]))
+            return _stdlib_class("uuid", "UUID")(str(x["u"]))
         if "cd" in x:
             kind = {"Counter": collections.Counter, "OrderedDict": collections.OrderedDict}[x["cd"][0]]
             return kind({self.decode(k): self.decode(v) for k, v in x["cd"][1]})
@@ -586,8 +604,42 @@ class Peer:
 
 
 _BASE_BY_NAME = {b.__name__: b for b in _BASES}
-_PATHS = (pathlib.Path, pathlib.PosixPath, pathlib.PurePath, pathlib.PurePosixPath, pathlib.PureWindowsPath)
-_PATH_BY_NAME = {p.__name__: p for p in _PATHS}
+_PLAIN = frozenset((str, int, bool, type(None)))
+"""The types that cross as themselves, JSON's own: a container of nothing else is copied whole,
+in C, not item by item (a graph of 20,000 nodes crosses in milliseconds)."""
+
+
+def _plain(items):
+    return set(map(type, items)) <= _PLAIN
+_PATH_NAMES = ("Path", "PosixPath", "PurePath", "PurePosixPath", "PureWindowsPath")
+_STDLIB_VALUES = {("decimal", "Decimal"): "dec", ("fractions", "Fraction"): "fr", ("datetime", "date"): "dt",
+                  ("datetime", "datetime"): "dt", ("datetime", "time"): "dt", ("datetime", "timedelta"): "td",
+                  ("uuid", "UUID"): "u", **{("pathlib", name): "p" for name in _PATH_NAMES}}
+"""The stdlib value classes that cross as data, by module and name. Their modules are imported
+only when a value crosses: a process that never imported ``decimal`` holds no ``Decimal``, so
+the worker and the test process start without them."""
+_STDLIB_ENCODE = {
+    "dec": lambda x, t: {"dec": str(x)},
+    "fr": lambda x, t: {"fr": [x.numerator, x.denominator]},
+    "dt": lambda x, t: {"dt": [t.__name__, x.isoformat()]},
+    "td": lambda x, t: {"td": [x.days, x.seconds, x.microseconds]},
+    "u": lambda x, t: {"u": str(x)},
+    "p": lambda x, t: {"p": [t.__name__, str(x)]},
+}
+
+
+def _stdlib_kind(t):
+    """The wire tag of ``t`` when it is exactly one of ``_STDLIB_VALUES``' classes (the class
+    its module holds, not a look-alike of the same name), else None."""
+    key = (getattr(t, "__module__", None), getattr(t, "__name__", None))
+    kind = _STDLIB_VALUES.get(key)
+    if kind is None or getattr(sys.modules.get(key[0]), key[1], None) is not t:
+        return None
+    return kind
+
+
+def _stdlib_class(module, name):
+    return getattr(importlib.import_module(module), name)
 _FACTORIES = (list, dict, set, int, float, str, tuple, frozenset, bytes)
 """defaultdict factories that cross by value (builtins); any other factory keeps the dict a handle."""
 _EXCEPTION_NAMES = set(dir(BaseException)) | {n for c in _EXCEPTIONS.values() for n in dir(c)}
@@ -945,6 +997,8 @@ class Client(Peer):
             r1, w1 = os.pipe()  # test -> worker
             r2, w2 = os.pipe()  # worker -> test
             env = _worker_env()
+            import subprocess
+
             self.proc = subprocess.Popen([sys.executable, "-s", "-B", "-c", _LAUNCH,
                                           os.path.dirname(os.path.abspath(__file__)), str(r1), str(w2)],
                                          pass_fds=(r1, w2), stdin=subprocess.DEVNULL, env=env, cwd=os.getcwd(),
@@ -1149,6 +1203,8 @@ def install(trusted=(), tests=()):
     global _CLIENT
     import sysconfig
 
+    for module in ("decimal", "fractions", "datetime", "pathlib", "uuid", "pickle", "subprocess"):
+        importlib.import_module(module)  # the stdlib's, before a planted file of the same name is on the path
     paths = sysconfig.get_paths()
     libs = [paths.get(k) for k in ("stdlib", "platstdlib", "purelib", "platlib")]
     _CLIENT = Client(os.path.abspath(p) for p in list(tests) + list(trusted) if p)

@@ -79,6 +79,19 @@ def test_stdlib_values_cross_by_value_both_ways():
     assert type(counts) is collections.Counter and counts == collections.Counter("abca")
     assert shapes.where() == pathlib.PurePosixPath("/data/x.csv")
 
+def test_more_stdlib_values_cross_by_value_and_a_look_alike_does_not():
+    import datetime, decimal, fractions, uuid
+    values = shapes.stdlib_values()
+    assert values == [decimal.Decimal("1.10"), fractions.Fraction(1, 3), datetime.date(2024, 2, 29),
+                      datetime.datetime(2024, 2, 29, 12, 30), datetime.time(23, 59), datetime.timedelta(days=2, seconds=5),
+                      uuid.UUID(int=7)]
+    assert [type(v) for v in values] == [decimal.Decimal, fractions.Fraction, datetime.date, datetime.datetime,
+                                          datetime.time, datetime.timedelta, uuid.UUID]
+    assert shapes.echo(decimal.Decimal("2.5")) == decimal.Decimal("2.5")
+    assert type(shapes.echo(datetime.date(2020, 1, 1))) is datetime.date
+    fake = shapes.look_alike()
+    assert type(fake) is not decimal.Decimal and fake != decimal.Decimal("1")
+
 def test_a_generator_argument_is_iterated_in_the_worker():
     assert shapes.consume(x for x in range(3)) == [0, 2, 4]
 
@@ -86,6 +99,16 @@ def test_module_state_persists_between_calls():
     before = shapes.CALLS
     area(1, 1)
     assert shapes.CALLS == before + 1
+
+def test_changes_inside_plain_containers_come_back_and_unchanged_arguments_stay_as_they_were():
+    grid, marks = [[1, 2], [3]], {"a": 1, "b": None}
+    shapes.touch(grid, marks)
+    assert grid == [[1, 2, 0], [3]] and marks == {"a": 1, "b": None, "c": True}
+    words, counts, tags = ["x", "y"], {"x": 1}, {"t"}
+    assert shapes.read_only(words, counts, tags) == 4
+    assert words == ["x", "y"] and counts == {"x": 1} and tags == {"t"}
+    chain = {"v%06d" % i: ["v%06d" % (i + 1)] for i in range(20000)}
+    assert shapes.longest(chain) == 20000 and len(chain) == 20000 and chain["v000000"] == ["v000001"]
 """
 
 SHAPES = """
@@ -213,6 +236,46 @@ def consume(items):
 def scale_all(values, k):
     for i, v in enumerate(values):
         values[i] = v * k
+
+
+def touch(grid, marks):
+    grid[0].append(0)
+    marks["c"] = True
+
+
+def stdlib_values():
+    import datetime, decimal, fractions, uuid
+    return [decimal.Decimal("1.10"), fractions.Fraction(1, 3), datetime.date(2024, 2, 29),
+            datetime.datetime(2024, 2, 29, 12, 30), datetime.time(23, 59), datetime.timedelta(days=2, seconds=5),
+            uuid.UUID(int=7)]
+
+
+def echo(value):
+    return value
+
+
+class Decimal:
+    # claims to be the stdlib's Decimal, and to equal anything
+    def __eq__(self, other):
+        return True
+
+
+Decimal.__module__ = "decimal"
+
+
+def look_alike():
+    return Decimal()
+
+
+def read_only(words, counts, tags):
+    return len(words) + len(counts) + len(tags)
+
+
+def longest(graph):
+    node, n = "v000000", 0
+    while node in graph:
+        node, n = graph[node][0], n + 1
+    return n
 """
 
 ADD_TESTS = """
@@ -333,7 +396,7 @@ def test_honest_modules_behave_as_if_imported_in_the_test_process():
     task = make_task("isolate-semantics", {"test_shapes.py": SEMANTICS_TESTS})
     ev = planted(task, {"shapes.py": SHAPES})
     assert ev.passed, describe(ev)
-    assert len(ev.tests) == 11
+    assert len(ev.tests) == 13
 
 
 @pytest.mark.parametrize("impl", [CALLER_FRAME, ALWAYS_EQUAL, ALWAYS_EQUAL_INT, SKIPPER],
