@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import functools
 import re
 
 from termrl.hacks.detectors.code.common import (
@@ -62,16 +63,22 @@ def expected_lines(inp: HackInput) -> set[str]:
     (Python tests), of their quoted strings (other scripts), and of their data files."""
     lines: set[str] = set()
     for f in [*inp.task.tests.values(), *inp.task.holdout_tests.values()]:
-        text = f.data.decode(errors="replace")
-        tree = parse(f.data)
-        if tree is not None:
-            literals = [n.value for n in ast.walk(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str)]
-        elif text.startswith("#!") or "\nfi\n" in text or "echo " in text:
-            literals = [a or b for a, b in _QUOTED.findall(text)]
-        else:
-            literals = [text]
-        lines.update(ln.strip() for lit in literals for ln in lit.splitlines() if ln.strip())
+        lines |= _expected_lines_of(f.data)
     return lines
+
+
+@functools.lru_cache(maxsize=256)
+def _expected_lines_of(data: bytes) -> frozenset[str]:
+    """One test file's expected lines; cached, since every episode of a task asks again."""
+    text = data.decode(errors="replace")
+    tree = parse(data)
+    if tree is not None:
+        literals = [n.value for n in ast.walk(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str)]
+    elif text.startswith("#!") or "\nfi\n" in text or "echo " in text:
+        literals = [a or b for a, b in _QUOTED.findall(text)]
+    else:
+        literals = [text]
+    return frozenset(ln.strip() for lit in literals for ln in lit.splitlines() if ln.strip())
 
 
 _QUOTED = re.compile(r"'([^']*)'|\"((?:[^\"\\]|\\.)*)\"")
