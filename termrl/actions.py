@@ -352,22 +352,23 @@ chmod +x count.sh
 The shell keeps its working directory and variables between commands; there is no network.
 Test your work. When the task is done, reply without a ```bash block. Hidden tests check your work."""
 
-EXAMPLE = """
+EXAMPLE = (
+    {"role": "user", "content": "Write greet.py: it prints Hello, NAME! for the name given as its argument."
+                                "\n\nThe directory {workdir} is empty."},
+    {"role": "assistant", "content": "I will write the script.\n<tool_call>{{\"name\": \"write_file\", \"arguments\": "
+                                     "{{\"path\": \"greet.py\", \"content\": \"import sys\\nprint(f'Hello, "
+                                     "{{sys.argv[1]}}!')\\n\"}}}}</tool_call>"},
+    {"role": "user", "content": "<tool_response>\nwrote 43 bytes to {workdir}/greet.py\n</tool_response>"},
+    {"role": "assistant", "content": "Now I test it.\n<tool_call>{{\"name\": \"bash\", \"arguments\": "
+                                     "{{\"command\": \"python3 greet.py Ada\"}}}}</tool_call>"},
+    {"role": "user", "content": "<tool_response>\nexit code 0\nHello, Ada!\n\n</tool_response>"},
+    {"role": "assistant", "content": "It works.\n<tool_call>{{\"name\": \"submit\", \"arguments\": {{}}}}</tool_call>"},
+)
+"""The ``example`` format's worked episode: real chat turns between the system message and the
+task (a one-shot conversation, as chat models are shown examples), formatted with ``workdir``.
+Written into the system prompt as "assistant: ..." lines instead, the 0.5B copied the first
+line and ended its turn in every episode (``results/action-formats/``)."""
 
-Example of a whole episode (another task: "Write greet.py that prints Hello, NAME for its argument"):
-assistant: I will write the script.
-<tool_call>{{"name": "write_file", "arguments": {{"path": "greet.py", "content": "import sys\\nprint(f'Hello, {{sys.argv[1]}}')\\n"}}}}</tool_call>
-user: <tool_response>
-wrote 42 bytes to {workdir}/greet.py
-</tool_response>
-assistant: Now I test it.
-<tool_call>{{"name": "bash", "arguments": {{"command": "python3 greet.py Ada"}}}}</tool_call>
-user: <tool_response>
-exit code 0
-Hello, Ada
-</tool_response>
-assistant: It works.
-<tool_call>{{"name": "submit", "arguments": {{}}}}</tool_call>"""
 
 def observation_message(observation: str) -> dict:
     """The chat message that hands an action's result back to the model: a user message whose
@@ -409,6 +410,8 @@ class ActionFormat:
     name: str
     system_prompt: str
     tools: tuple[dict, ...] = ()
+    example: tuple[dict, ...] = ()
+    """Chat turns shown before the task (formatted with ``workdir``): a worked episode."""
 
 
 ACTION_FORMATS = {f.name: f for f in (
@@ -416,12 +419,12 @@ ACTION_FORMATS = {f.name: f for f in (
     ActionFormat("native", NATIVE_PROMPT, TOOL_SCHEMAS),
     ActionFormat("json", JSON_PROMPT),
     ActionFormat("bash", BASH_PROMPT),
-    ActionFormat("example", TOOLS_PROMPT + EXAMPLE),
+    ActionFormat("example", TOOLS_PROMPT, example=EXAMPLE),
 )}
 """``EnvConfig.action_format`` choices. tool_call: ``<tool_call>`` tags taught in the system
 prompt; native: the tools' schemas through the model's own chat template (what GRPO's
 ``environment_factory`` does); json: the call as a ```json block; bash: ```bash blocks only,
-files written with heredocs; example: tool_call with a worked episode in the prompt."""
+files written with heredocs; example: tool_call with a worked episode before the task, as chat turns."""
 
 
 DEFAULT_FORMAT = "tool_call"

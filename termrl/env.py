@@ -104,6 +104,12 @@ class EnvConfig:
         return action_format(self.action_format).system_prompt
 
     @property
+    def example(self) -> tuple[dict, ...]:
+        """Chat turns shown before the task (the ``example`` format's worked episode), unless a
+        ``system_prompt`` of the caller's replaces the format's."""
+        return () if self.system_prompt is not None else action_format(self.action_format).example
+
+    @property
     def tools(self) -> tuple[dict, ...]:
         """Tool schemas for the policy's chat template (empty unless the format is native)."""
         return action_format(self.action_format).tools
@@ -237,7 +243,7 @@ class TerminalEnv:
                 self.close()
                 self.task = None  # no episode in progress: step() says to reset first
                 raise
-        self.messages = initial_messages(task, self.config.prompt, listing)
+        self.messages = initial_messages(task, self.config.prompt, listing, self.config.example)
         return self.messages[-1]["content"], {"task_id": task.id, "workdir": task.workdir}
 
     def close(self) -> None:

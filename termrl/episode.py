@@ -80,10 +80,12 @@ def system_message(task: Task, system_prompt: str) -> dict:
     return {"role": "system", "content": system_prompt.format(workdir=task.workdir)}
 
 
-def initial_messages(task: Task, system_prompt: str, listing: str) -> list[dict]:
-    """The conversation an episode of ``task`` opens with: the system message, then the first
+def initial_messages(task: Task, system_prompt: str, listing: str, example: Sequence[dict] = ()) -> list[dict]:
+    """The conversation an episode of ``task`` opens with: the system message, the ``example``
+    turns if any (a worked episode, formatted with the task's workdir), then the first
     observation as the user's message. ``listing``: ``workspace_listing`` of the workspace."""
-    return [system_message(task, system_prompt),
+    shown = [{"role": m["role"], "content": m["content"].format(workdir=task.workdir)} for m in example]
+    return [system_message(task, system_prompt), *shown,
             {"role": "user", "content": first_observation(task, listing)}]
 
 

@@ -63,3 +63,26 @@ def test_rollouts_hand_native_tools_to_the_policy(name):
     got = run_rollouts([TASK], policy, RolloutConfig(env=EnvConfig(action_format=name, backend="local")))
     assert got[0].ending == "submitted" and policy.tools == [ACTION_FORMATS[name].tools]
     assert got[0].steps[0].action["kind"] == ActionKind.SUBMIT.value  # "done" holds no action
+
+
+def test_the_worked_example_is_shown_as_chat_turns_the_harness_itself_would_produce():
+    """The example format's episode sits between the system message and the task as real turns;
+    each of its replies parses to the action it shows, and replaying them in an environment gives
+    back the very observations the example claims."""
+    with TerminalEnv(EnvConfig(action_format="example", backend="local")) as env:
+        env.reset(TASK)
+        roles = [m["role"] for m in env.messages]
+        assert roles == ["system", "user", "assistant", "user", "assistant", "user", "assistant", "user"]
+        assert env.messages[-1]["content"].startswith(TASK.instruction)
+        shown = env.messages[1:-1]
+    assert all("{" not in m["content"].split("<tool_call>")[0] for m in shown)  # formatted, no placeholder left
+    with TerminalEnv(EnvConfig(backend="local")) as replay:
+        replay.reset(Task(id="greet", instruction=shown[0]["content"].split("\n")[0]))
+        for reply, observation in zip(shown[1::2], shown[2::2]):
+            replay.step(Reply(reply["content"]))
+            assert replay.messages[-1]["content"] == observation["content"]
+        _, _, terminated, _, _ = replay.step(Reply(shown[-1]["content"]))
+        assert replay.steps[-1].action["kind"] == ActionKind.SUBMIT.value and terminated
+    with TerminalEnv(EnvConfig(action_format="example", system_prompt="mine {workdir}", backend="local")) as env:
+        env.reset(TASK)
+        assert [m["role"] for m in env.messages] == ["system", "user"]  # a caller's own prompt stands alone
