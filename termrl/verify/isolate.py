@@ -359,6 +359,8 @@ class Peer:
             return {"b" if t is bytes else "ba": x.hex()}
         if t is complex:
             return {"c": [repr(x.real), repr(x.imag)]}
+        if t is range:
+            return {"r": [x.start, x.stop, x.step]}
         kind = _stdlib_kind(t)
         if kind is not None:
             return _STDLIB_ENCODE[kind](x, t)
@@ -428,8 +430,11 @@ class Peer:
         if "d" in x:
             pairs = x["d"]
             if type(pairs) is list and set(map(type, pairs)) <= {list} and set(map(len, pairs)) <= {2}:
-                d = dict(pairs)
-                if _plain(d) and _plain(d.values()):
+                try:
+                    d = dict(pairs)
+                except TypeError:  # a key that is itself encoded (a tuple, a handle): item by item
+                    d = None
+                if d is not None and _plain(d) and _plain(d.values()):
                     return d
             return {self.decode(k): self.decode(v) for k, v in pairs}
         if "s" in x:

@@ -89,6 +89,10 @@ def test_more_stdlib_values_cross_by_value_and_a_look_alike_does_not():
                                           datetime.time, datetime.timedelta, uuid.UUID]
     assert shapes.echo(decimal.Decimal("2.5")) == decimal.Decimal("2.5")
     assert type(shapes.echo(datetime.date(2020, 1, 1))) is datetime.date
+    assert shapes.echo(range(2, 9, 3)) == range(2, 9, 3)
+    grid = shapes.echo({(0, 1): "a", (2, 3): ["b", 1.5]})
+    assert grid == {(0, 1): "a", (2, 3): ["b", 1.5]} and type(next(iter(grid))) is tuple
+    assert shapes.echo([range(3), {1: None}]) == [range(3), {1: None}]
     fake = shapes.look_alike()
     assert type(fake) is not decimal.Decimal and fake != decimal.Decimal("1")
 
