@@ -634,17 +634,31 @@ _STDLIB_ENCODE = {
 
 
 def _stdlib_kind(t):
-    """The wire tag of ``t`` when it is exactly one of ``_STDLIB_VALUES``' classes (the class
-    its module holds, not a look-alike of the same name), else None."""
-    key = (getattr(t, "__module__", None), getattr(t, "__name__", None))
-    kind = _STDLIB_VALUES.get(key)
-    if kind is None or getattr(sys.modules.get(key[0]), key[1], None) is not t:
-        return None
-    return kind
+    """The wire tag of ``t`` when it is exactly one of ``_STDLIB_VALUES``' classes (the class its
+    module holds, found by identity: not a look-alike of the same name, and whatever module the
+    class says it comes from, as ``pathlib._local`` on Python 3.13), else None."""
+    if len(_STDLIB_SCANNED) < len(_STDLIB_MODULES):
+        for module in _STDLIB_MODULES:
+            held = sys.modules.get(module)
+            if held is not None and module not in _STDLIB_SCANNED:
+                _STDLIB_SCANNED.add(module)
+                for (m, name), kind in _STDLIB_VALUES.items():
+                    if m == module and isinstance(getattr(held, name, None), type):
+                        _STDLIB_TYPES[getattr(held, name)] = kind
+    return _STDLIB_TYPES.get(t)
+
+
+_STDLIB_MODULES = {m for m, _ in _STDLIB_VALUES}
+_STDLIB_SCANNED = set()
+_STDLIB_TYPES = {}
+"""The classes of the value modules imported so far, by identity: a module is read once, the
+first time a value is encoded after it was imported."""
 
 
 def _stdlib_class(module, name):
     return getattr(importlib.import_module(module), name)
+
+
 _FACTORIES = (list, dict, set, int, float, str, tuple, frozenset, bytes)
 """defaultdict factories that cross by value (builtins); any other factory keeps the dict a handle."""
 _EXCEPTION_NAMES = set(dir(BaseException)) | {n for c in _EXCEPTIONS.values() for n in dir(c)}
