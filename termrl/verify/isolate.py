@@ -616,6 +616,8 @@ in C, not item by item (a graph of 20,000 nodes crosses in milliseconds)."""
 
 def _plain(items):
     return set(map(type, items)) <= _PLAIN
+
+
 _PATH_NAMES = ("Path", "PosixPath", "PurePath", "PurePosixPath", "PureWindowsPath")
 _STDLIB_VALUES = {("decimal", "Decimal"): "dec", ("fractions", "Fraction"): "fr", ("datetime", "date"): "dt",
                   ("datetime", "datetime"): "dt", ("datetime", "time"): "dt", ("datetime", "timedelta"): "td",
