@@ -145,6 +145,9 @@ class RFTSection:
     trim: bool = True
     """Imitate a kept episode that ran out of steps or time only up to its shortest passing prefix,
     then a submit (``termrl.train.rft.trim``); false: every reply of it."""
+    max_length: int = 1024
+    """SFT sequence length in tokens (prompt and replies); an episode's replies past it are not
+    imitated."""
 
 
 @dataclass

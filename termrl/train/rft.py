@@ -204,7 +204,7 @@ def sft_trainer(model_dir: str | Path, trajectories: Sequence[Trajectory], args,
                          processing_class=tokenizer, peft_config=peft_config)
     if len(trainer.train_dataset) == 0:  # TRL drops rows whose replies all lie past max_length
         raise ValueError(f"every episode's replies lie past SFTConfig.max_length={args.max_length} tokens: "
-                         "raise max_length to cover the prompt and the first replies")
+                         "raise max_length (termrl train: rft.max_length) to cover the prompt and the first replies")
     return trainer
 
 

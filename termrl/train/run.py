@@ -7,12 +7,13 @@ Layout of ``output_dir``::
     checkpoints/       the trainer's checkpoints (GRPO, DPO): checkpoint-STEP/
     rollouts/          GRPO: every scored rollout, one Parquet row each (TrajectoryStore)
     samples/           DPO: the sampled episodes the pairs come from
-    rft/               RFT: round-N/{samples,model,heldout}
+    rft/               RFT: round-N/{samples,kept,model,heldout,transfer}
     tensorboard/       metrics (TensorBoard; W&B too when configured)
     final/             the trained model (and tokenizer)
     heldout-before/    the held-out evaluation of the initial model (eval.before)
     heldout/           the held-out evaluation at the end (RFT: its last round's, rft/round-N/heldout)
-    transfer-before/, transfer/   the same for tasks.transfer, a set training never touches
+    transfer-before/, transfer/   the same for tasks.transfer, a set training never touches (RFT:
+                       transfer/ is the last round's rft/round-N/transfer)
     compute.json       where the run's time went, per phase
     results.json       what the run measured
 
@@ -48,16 +49,42 @@ def _prepare_dir(cfg: TrainConfig, resume: bool) -> Path:
     if saved.exists():
         if not resume:
             raise ResumeError(f"{out} already holds a run: pass --resume to finish it, or choose another output_dir")
-        old = json.loads(saved.read_text())
+        old = _with_defaults(json.loads(saved.read_text()))
         if old != cfg.to_dict():
-            diff = sorted(k for k in set(old) | set(cfg.to_dict()) if old.get(k) != cfg.to_dict().get(k))
-            raise ResumeError(f"{saved} was written by a run with other settings (differs in: {', '.join(diff)}); "
-                              "resume with the same config, or choose another output_dir")
+            if _more_rounds(old, cfg.to_dict()):
+                print(f"termrl train: {out}: extending the run from {old['rft']['rounds']} to {cfg.rft.rounds} "
+                      "RFT rounds (the rounds done are kept)", file=sys.stderr)
+            else:
+                diff = sorted(k for k in set(old) | set(cfg.to_dict()) if old.get(k) != cfg.to_dict().get(k))
+                raise ResumeError(f"{saved} was written by a run with other settings (differs in: "
+                                  f"{', '.join(diff)}); resume with the same config (a finished RFT run may be "
+                                  "given more rft.rounds), or choose another output_dir")
     elif resume and out.exists() and any(out.iterdir()):
         raise ResumeError(f"{out} holds no config.json: nothing to resume")
     out.mkdir(parents=True, exist_ok=True)
     saved.write_text(json.dumps(cfg.to_dict(), indent=1))
     return out
+
+
+def _with_defaults(saved: dict) -> dict:
+    """A saved config with the settings added to termrl since it was written at their defaults,
+    so a run started by an older termrl resumes."""
+    def fill(have, default):
+        if not isinstance(have, dict) or not isinstance(default, dict):
+            return have
+        return {**default, **{k: fill(v, default.get(k)) for k, v in have.items()}}
+
+    return fill(saved, TrainConfig().to_dict())
+
+
+def _more_rounds(old: dict, new: dict) -> bool:
+    """Whether ``new`` is the RFT run ``old`` with more rounds and nothing else changed: resuming
+    it trains the extra rounds on top of the ones done."""
+    if old.get("algorithm") != "rft" or new.get("algorithm") != "rft":
+        return False
+    rounds_old, rounds_new = old.get("rft", {}).get("rounds", 0), new.get("rft", {}).get("rounds", 0)
+    same = {**old, "rft": {**old.get("rft", {}), "rounds": rounds_new}} == new
+    return same and rounds_new > rounds_old
 
 
 def _model_dir(cfg: TrainConfig, out: Path) -> Path:
@@ -256,20 +283,57 @@ def run_rft(cfg: TrainConfig, out: Path, model_dir: Path, accountant: Accountant
                      eval_samples=cfg.eval.samples, trim=r.trim)
     args = SFTConfig(**{**_common_args(cfg, out), "save_strategy": "no"}, num_train_epochs=r.epochs,
                      learning_rate=r.learning_rate, per_device_train_batch_size=r.batch_size,
-                     assistant_only_loss=True)
+                     assistant_only_loss=True, max_length=r.max_length)
     heldout = _tasks(cfg.tasks.heldout) if cfg.tasks.heldout else []
-    current = Path(records[-1]["model_out"]) if records else model_dir
-    for index in range(len(records) + 1, r.rounds + 1):
-        record = rft_round(index, current, _tasks(cfg.tasks.train), heldout, args, out_dir=out / "rft", config=rcfg,
-                           rollout=rollout, accountant=accountant, policy_factory=factory, base_dir=model_dir,
-                           peft_config=_peft(cfg))
-        records.append(record)
-        current = Path(record["model_out"])
-        rounds_file.write_text(json.dumps({"version": 1, "rounds": records}, indent=1))
+
+    def play(index: int, model_in: Path) -> dict:
+        return rft_round(index, model_in, _tasks(cfg.tasks.train), heldout, args, out_dir=out / "rft", config=rcfg,
+                         rollout=rollout, accountant=accountant, policy_factory=factory, base_dir=model_dir,
+                         peft_config=_peft(cfg))
+
+    def rebuild(index: int) -> None:
+        """Round ``index``'s weights, trained again where they are gone (weights stay out of git, so a
+        run that spans machines keeps only its stores): the round replays from its stored samples and
+        kept episodes and plays nothing new; the earlier rounds it started from come first."""
+        record = records[index - 1]
+        if not record["trained"] or (Path(record["model_out"]) / "config.json").exists():
+            if not record["trained"] and index > 1:
+                rebuild(index - 1)
+            return
+        if index > 1:
+            rebuild(index - 1)
+        print(f"termrl train: round {index}'s weights are gone from {record['model_out']}: training them again "
+              "on the round's stored episodes", file=sys.stderr)
+        records[index - 1] = play(index, Path(record["model_in"]))
+
     final = out / "final"
+    held = _read_json(final / FINAL)  # None in a final/ from before the marker: it holds the last round
     if not (final / "config.json").exists():
-        shutil.copytree(current, final, dirs_exist_ok=True)
+        held = {"round": 0}
+    if records and (len(records) < r.rounds or held is not None and held["round"] != len(records)):
+        rebuild(len(records))
+        rounds_file.write_text(json.dumps({"version": 1, "rounds": records}, indent=1))
+    current = Path(records[-1]["model_out"]) if records else model_dir
+    played = False
+    for index in range(len(records) + 1, r.rounds + 1):
+        record = play(index, current)
+        records.append(record)
+        current, played = Path(record["model_out"]), True
+        rounds_file.write_text(json.dumps({"version": 1, "rounds": records}, indent=1))
+    if played or held is not None and held["round"] != len(records):
+        shutil.rmtree(final, ignore_errors=True)
+        shutil.copytree(current, final)
+        (final / FINAL).write_text(json.dumps({"round": len(records), "model_out": str(current)}))
     return {"rounds": records}
+
+
+FINAL = "termrl-final.json"
+"""Written in ``final/`` by RFT: which round's weights it holds, so a run given more rounds
+replaces them."""
+
+
+def _read_json(path: Path) -> dict | None:
+    return json.loads(path.read_text()) if path.is_file() else None
 
 
 def run_dpo(cfg: TrainConfig, out: Path, model_dir: Path, accountant: Accountant, resume: bool) -> dict:
@@ -321,10 +385,11 @@ def evaluate(cfg: TrainConfig, model: Path, suite: str, store_dir: Path, account
 
 def _after_dir(cfg: TrainConfig, out: Path, name: str, trained: dict) -> Path:
     """Where the trained model's evaluation of set ``name`` is stored. RFT's last round already played
-    the held-out set with the final weights at the same decoding: its episodes are the evaluation."""
+    the held-out set with the final weights at the same decoding: its episodes are the evaluation;
+    its other sets are stored beside them, so a run given more rounds evaluates its new weights."""
     rounds = trained.get("rounds") or []
-    if name == "heldout" and cfg.algorithm == "rft" and rounds and rounds[-1].get("heldout_episodes"):
-        return out / "rft" / f"round-{rounds[-1]['round']}" / "heldout"
+    if cfg.algorithm == "rft" and rounds and (name != "heldout" or rounds[-1].get("heldout_episodes")):
+        return out / "rft" / f"round-{rounds[-1]['round']}" / name
     return out / name
 
 

@@ -156,7 +156,7 @@ def test_rft_run_measures_before_and_after_on_heldout_and_transfer_sets(tmp_path
         assert results[f"{name}_gained"] + results[f"{name}_lost"] <= 2 and 0 < results[f"{name}_mcnemar_p"] <= 1
         assert (out / f"{name}-before").is_dir()
     # the last RFT round played the held-out set with the final weights: that is the evaluation after
-    assert (out / "transfer").is_dir() and not (out / "heldout").exists()
+    assert (out / "rft" / "round-1" / "transfer").is_dir() and not (out / "heldout").exists()
     assert results["heldout"]["episodes"] == results["training"]["rounds"][-1]["heldout_episodes"]
     assert f"heldout (before): 2/2 episodes" in res.stderr  # progress on stderr
     assert "rft round 1: samples: 4/4 episodes" in res.stderr
@@ -166,6 +166,52 @@ def test_rft_run_measures_before_and_after_on_heldout_and_transfer_sets(tmp_path
     # the episodes played with the bash format's prompt
     first = pq.read_table(next((out / "heldout-before").glob("*.parquet"))).to_pylist()[0]
     assert "```bash block" in json.dumps(first["prompt"])
+
+
+@pytest.mark.sandbox
+def test_a_finished_rft_run_given_more_rounds_trains_them_on_weights_rebuilt_from_its_stores(tmp_path):
+    import shutil
+
+    out = tmp_path / "run"
+    path = tmp_path / "rft.toml"
+    # every episode kept (the tiny model passes nothing), so round 1 trains weights
+    keep_all = "rounds = 1\nthreshold = -100.0\nmax_length = 4096"
+    path.write_text(RFT_CONFIG.format(out=out).replace("rounds = 1", keep_all))
+    first = termrl("train", str(path), "--json")
+    assert first.returncode == 0, first.stderr[-3000:]
+    one = json.loads(first.stdout)
+    assert one["training"]["rounds"][0]["trained"]
+    assert json.loads((out / "final" / "termrl-final.json").read_text())["round"] == 1
+    # what a clone of the run holds: stores and records, no weights
+    shutil.rmtree(out / "final")
+    shutil.rmtree(out / "rft" / "round-1" / "model")
+    stored = {d: sorted(p.name for p in (out / d).rglob("*.parquet"))
+              for d in ("heldout-before", "rft/round-1/samples", "rft/round-1/heldout")}
+
+    other = path.read_text().replace("samples_per_task = 2", "samples_per_task = 3")
+    (tmp_path / "other.toml").write_text(other)
+    refused = termrl("train", str(tmp_path / "other.toml"), "--json", "--resume")
+    assert refused.returncode != 0 and "rft" in refused.stderr and "Traceback" not in refused.stderr
+
+    res = termrl("train", str(path), "--json", "--resume", "--set", "rft.rounds=2")
+    assert res.returncode == 0, res.stderr[-3000:]
+    assert "extending the run from 1 to 2 RFT rounds" in res.stderr
+    assert "round 1's weights are gone" in res.stderr
+    results = json.loads(res.stdout)
+    rounds = results["training"]["rounds"]
+    assert [r["round"] for r in rounds] == [1, 2]
+    # round 1 replayed nothing: its rows are the ones stored, its record the one it had
+    for key in ("sampled", "kept", "heldout_episodes", "heldout_pass@1"):
+        assert rounds[0][key] == one["training"]["rounds"][0][key]
+    assert stored == {d: sorted(p.name for p in (out / d).rglob("*.parquet")) for d in stored}
+    assert "rft round 1: samples:" not in res.stderr and "rft round 1: heldout:" not in res.stderr
+    assert "rft round 2: samples: 4 of 4 episodes to play" in res.stderr
+    assert rounds[1]["model_in"] == rounds[0]["model_out"] and (out / "rft" / "round-2" / "samples").is_dir()
+    # the evaluation after is round 2's: its held-out episodes and its own transfer episodes
+    assert results["heldout"]["episodes"] == rounds[1]["heldout_episodes"] == 2
+    assert (out / "rft" / "round-2" / "transfer").is_dir() and results["transfer"]["episodes"] == 2
+    assert json.loads((out / "final" / "termrl-final.json").read_text())["round"] == 2
+    assert json.loads((out / "config.json").read_text())["rft"]["rounds"] == 2
 
 
 def test_before_after_is_a_two_proportion_test_over_scored_episodes():
