@@ -50,6 +50,55 @@ Isolated (enforced by the kernel, tested in tests/sandbox/):
   tests (one must pass, one must fail). Tested in tests/verify/test_isolate.py
   and tests/verify/test_canary.py.
 
+Attacked by the red-team suite (``tests/redteam``, ``pytest -m redteam``, run by ``.ci/run``):
+64 attack programs, each run through ``termrl sandbox run`` and as a step of a ``TerminalEnv``
+episode, each checked from the host (a secret planted in the host's /root and /tmp, in the
+harness's environment, in a decoy host process's argv and environment and in the hidden tests
+is in no output; host loopback services see no client; host files are unchanged; no process,
+sandbox directory, cgroup or mount is left; in an episode the next command runs and the
+submission verifies as usual). By class (``tests/redteam/attacks.py`` names each attack and
+what it proves):
+
+- network: host loopback over TCP, ::1 and UDP; outside addresses (gateway, public DNS, cloud
+  metadata); DNS; raw and packet sockets; the host's abstract unix sockets; host daemons'
+  socket files.
+- host files: the host's /root, /tmp, /home, /work and this checkout; a search of the whole
+  tree for a planted secret's name; the hidden tests while the agent works; /proc/1 and every
+  /proc/PID (the harness, a decoy); /sys and the host's cgroups; the shell's descriptors; raw
+  devices; /etc/shadow.
+- writes outside the workspace: /usr, /etc, /bin, /lib; bind, tmpfs and proc mounts and
+  remounts; device nodes; /proc/sys and sysrq; symlinks and hard links toward host paths
+  (also through the harness's later reads of the workspace); tar and zip members with ../,
+  absolute paths and links.
+- privilege: setuid programs, nested user namespaces, other namespaces and pivot_root,
+  ptrace and signals to host pids, capabilities held, kernel modules, kexec and BPF.
+- resources: fork bomb, memory, disk of the workspace and of /tmp, a 200 GB sparse file,
+  inode exhaustion, 64 MB of binary output, an endless line, CPU spin, a sleep past the limit,
+  zombie floods, descriptor exhaustion.
+- persistence: setsid/nohup daemons, double forks, disowned jobs, at/cron/systemd timers; a
+  daemon that rewrites the answer while verification runs
+  (``test_a_daemon_cannot_change_the_answer_during_verification``).
+- the shell: closing stdin/stdout/stderr, ``exec`` replacing it, ``exit``, ``kill -9 $$``,
+  ``kill -9 -1``, terminal escape sequences, TIOCSTI, ``ulimit``, ignored signals, a command
+  that blocks without reading its input, a 4 MB environment variable, functions named like
+  the protocol's commands (``:``, ``eval``, ``printf``, ``disown``, ``command``, ``builtin``).
+- interference between concurrent sandboxes: one lists, kills (``kill -9 -1``, ``pkill``),
+  searches, connects to and writes into another while it runs
+  (``test_concurrent_sandboxes_cannot_reach_each_other``,
+  ``test_concurrent_cli_sandboxes_cannot_kill_each_other``).
+
+What the suite found, and what changed:
+
+- A fork bomb (``:(){ :|:& };:``) defines a shell function named ``:``, and every command
+  line the harness sent started with ``:``: the bomb went off again before each later
+  command. The protocol's line now starts with an assignment and calls ``builtin eval`` and
+  ``builtin printf`` (``termrl.sandbox.shell.command_line``).
+- Killing a fork bomb's processes raced its forks; ``pids.max`` is now 0 while the harness
+  kills (``CgroupPair.no_forks``).
+- A sandbox closed from outside used to kill bwrap before its PID namespace's init,
+  orphaning that init (a zombie under the host's pid 1 per closed sandbox); the init is now
+  killed first, so the kernel tears the namespace down and bwrap reaps it.
+
 Not isolated, or weaker:
 
 - Grading is out of reach only for code the tests *import*: tests that read
@@ -69,6 +118,20 @@ Not isolated, or weaker:
 - Without root on the host: no cgroups (memory and process limits are not
   enforced; strays are found by PID namespace instead) and no tmpfs (no disk
   limit), and the sandbox runs as the harness's own uid.
+- bwrap exits as soon as it has the command's exit status, before its PID namespace's init
+  is reaped; that init (a zombie for an instant) is reaped by the host's pid 1. Under a pid 1
+  that does not reap (some containers), run termrl under an init (``docker run --init``,
+  tini), or these zombies accumulate, one per command.
+- An agent can break its own shell (``ulimit -u 1``, a 4 MB exported variable, a full disk):
+  the harness returns a typed result for every later command, and ``exit`` gives the agent a
+  clean shell; the disk stays full until the agent frees it.
+- The persistent shell is the agent's: what it reports (a command's exit code, its output)
+  can be forged by the agent (``exec`` a program that answers the protocol). Nothing that
+  decides a reward trusts it except the ``command_success`` process reward, which ``|| true``
+  games anyway: never weight it alone. Verification runs in a fresh process.
+- Observations carry a command's output as text, control characters included: whatever prints
+  them to a terminal must escape them (``termrl sandbox run --json`` does; its plain mode
+  writes the command's bytes as they came, like ``docker run``).
 - ``--die-with-parent`` follows the thread that created the sandbox: create,
   use and close a sandbox from one thread.
 """

@@ -21,6 +21,7 @@ import tempfile
 import threading
 import time
 import uuid
+from contextlib import nullcontext
 from pathlib import Path, PurePosixPath
 from typing import Mapping, Sequence
 
@@ -134,6 +135,27 @@ def _children(pid: int) -> list[int]:
         return [int(p) for p in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
     except (OSError, ValueError):
         return []
+
+
+def _terminate(proc: subprocess.Popen) -> None:
+    """Kill a running bwrap from the inside out: its PID namespace's init first (the kernel then
+    kills and reaps everything in the namespace, and bwrap reaps the init and exits), then bwrap
+    if it is still there. Killed the other way round, the init is orphaned and its zombie stays
+    under the host's pid 1, for good where that is not a real init (a container's)."""
+    for pid in _children(proc.pid):
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    try:
+        proc.wait(timeout=2)
+    except subprocess.TimeoutExpired:
+        pass
+    if proc.poll() is None:
+        try:
+            proc.kill()
+        except ProcessLookupError:
+            pass
 
 
 def _pidns_members(pidns: str) -> set[int]:
@@ -307,25 +329,23 @@ class BwrapSandbox(ShellSandbox):
     def _kill_strays(self) -> int:
         """Kill every sandbox process except the shell itself; return how many were killed."""
         killed: set[int] = set()
-        for _ in range(200):
-            strays = self._members() - self._shell_pids
-            if not strays:
-                break
-            for pid in strays:
-                try:
-                    os.kill(pid, signal.SIGKILL)
-                    killed.add(pid)
-                except ProcessLookupError:
-                    pass
-            time.sleep(0.001)
+        with self._cg.no_forks() if self._cg is not None else nullcontext():
+            for _ in range(200):
+                strays = self._members() - self._shell_pids
+                if not strays:
+                    break
+                for pid in strays:
+                    try:
+                        os.kill(pid, signal.SIGKILL)
+                        killed.add(pid)
+                    except ProcessLookupError:
+                        pass
+                time.sleep(0.001)
         return len(killed)
 
     def _kill_all(self) -> None:
         if self._proc is not None:
-            try:
-                self._proc.kill()
-            except ProcessLookupError:
-                pass
+            _terminate(self._proc)
             for pid in self._members():
                 try:
                     os.kill(pid, signal.SIGKILL)
@@ -383,14 +403,14 @@ class BwrapSandbox(ShellSandbox):
             proc = launch(full, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
             try:
                 cap = read_until_markers(proc, None, t0 + timeout, self.limits.output_bytes,
-                                         on_stop=proc.kill)
+                                         on_stop=lambda: _terminate(proc))
                 code = proc.wait(timeout=max(0.1, t0 + timeout - time.monotonic()))
                 late = False
             except subprocess.TimeoutExpired:
                 late = True
             finally:
                 if proc.poll() is None:
-                    proc.kill()
+                    _terminate(proc)
                 code = proc.wait()
                 proc.stdout.close()
                 proc.stderr.close()

@@ -9,6 +9,7 @@ sandbox (``cgroup.procs``) however it was started (setsid, double fork).
 from __future__ import annotations
 
 import os
+from contextlib import contextmanager
 from pathlib import Path
 
 ROOT = Path(os.environ.get("TERMRL_CGROUP_ROOT", "/sys/fs/cgroup"))
@@ -49,6 +50,18 @@ class CgroupPair:
         except FileNotFoundError:
             return set()
         return {int(p) for p in text.split()}
+
+    @contextmanager
+    def no_forks(self):
+        """No new process can start in the sandbox meanwhile (``pids.max`` 0): a fork bomb cannot
+        outpace the harness killing it."""
+        limit = self.dirs["pids"] / "pids.max"
+        before = limit.read_text().strip()
+        limit.write_text("0")
+        try:
+            yield
+        finally:
+            limit.write_text(before)
 
     def oom_kills(self) -> int:
         """How many processes the kernel OOM-killed in this cgroup so far."""

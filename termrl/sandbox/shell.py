@@ -148,15 +148,22 @@ def exit_status(returncode: int) -> int:
 def command_line(command: str, nonce: bytes) -> bytes:
     """The one line sent to the shell for ``command``.
 
-    It starts with ``: ;`` because bash 5.2 misparses the first word of the line after an
-    ``eval`` that failed on an unterminated quote: a leading ``{`` (or ``if``) is no longer
+    It starts with an assignment because bash 5.2 misparses the first word of the line after
+    an ``eval`` that failed on an unterminated quote: a leading ``{`` (or ``if``) is no longer
     a reserved word, the line is a syntax error and the non-interactive shell exits,
-    losing the agent's cwd and variables. A plain ``:`` there absorbs it.
+    losing the agent's cwd and variables. A plain assignment there absorbs it, and unlike
+    ``:`` it is no name an agent can redefine: a function named ``:`` (a fork bomb's) would
+    otherwise run again before every later command. The protocol's commands go through
+    ``builtin`` for the same reason (functions named ``eval`` or ``printf`` are skipped); an
+    agent that redefines ``builtin`` itself, or replaces the shell (``exec``), breaks only its
+    own markers: the command times out and a clean shell replaces it.
     """
     n = nonce.decode()
     return (
-        f": ; {{ eval {ansi_c_quote(command)}; }} </dev/null; __termrl_rc=$?; disown -a 2>/dev/null; "
-        f"printf '\\n\\036\\037{n} %d\\036\\037\\n' $__termrl_rc; printf '\\n\\036\\037{n}\\n' >&2\n"
+        f"__termrl_rc=0; {{ builtin eval {ansi_c_quote(command)}; }} </dev/null; __termrl_rc=$?; "
+        f"builtin disown -a 2>/dev/null; "
+        f"builtin printf '\\n\\036\\037{n} %d\\036\\037\\n' $__termrl_rc; "
+        f"builtin printf '\\n\\036\\037{n}\\n' >&2\n"
     ).encode()
 
 

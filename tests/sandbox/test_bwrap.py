@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from termrl.protocols import Limits, StopReason, Task, TaskFile
-from termrl.sandbox.bwrap import RUNTIME_DIR, BwrapSandbox
+from termrl.sandbox.bwrap import RUNTIME_DIR, BwrapSandbox, _children
 from termrl.tasks.runtime import open_sandbox
 
 
@@ -212,6 +212,18 @@ def test_close_is_idempotent_and_leaves_nothing():
     box.close()
     assert not root.exists()
     assert box._members() == set()
+
+
+def test_close_kills_the_namespace_init_first_so_no_orphan_is_left_to_the_host():
+    """bwrap's PID-namespace init is killed before bwrap: bwrap reaps it. The other way round the
+    init is orphaned and waits as a zombie for the host's pid 1 (forever where pid 1 does not reap)."""
+    box = BwrapSandbox()
+    box.exec("true")
+    inits = _children(box._proc.pid)
+    assert inits
+    box.close()
+    for pid in inits:
+        assert not Path(f"/proc/{pid}").exists(), f"the namespace's init {pid} outlived its sandbox"
 
 
 def test_runs_as_unprivileged_host_user_when_root(box):
