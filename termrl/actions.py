@@ -81,9 +81,18 @@ class Parsed:
     """Further actions in the same reply that were not run."""
 
 
+def _json(text: str) -> object:
+    """``json.loads``, with JSON nested past Python's recursion limit (a reply of 100,000 ``[``)
+    a ``JSONDecodeError`` like any other invalid JSON."""
+    try:
+        return json.loads(text)
+    except RecursionError:
+        raise json.JSONDecodeError("nested too deeply", text, 0) from None
+
+
 def _tool_action(body: str, where: str = "the <tool_call>") -> Action:
     try:
-        call = json.loads(body.strip())
+        call = _json(body.strip())
     except json.JSONDecodeError as e:
         raise FormatError(f"{where} does not hold valid JSON ({e.msg} at char {e.pos}); "
                           'write <tool_call>{"name": "bash", "arguments": {"command": "..."}}</tool_call>') from None
@@ -96,7 +105,7 @@ def _call_action(call: object) -> Action:
     name, args = call["name"], call.get("arguments", call.get("parameters", {}))
     if isinstance(args, str):  # some templates emit the arguments as a JSON string
         try:
-            args = json.loads(args)
+            args = _json(args)
         except json.JSONDecodeError:
             raise FormatError(f'the "arguments" of {name} are a string that is not JSON') from None
     if not isinstance(args, dict):
@@ -122,7 +131,7 @@ def _tool_calls(text: str) -> Parsed | None:
         body, closing = calls[0]
         if not closing:
             try:  # cut at the stop token, its JSON whole: vLLM's hermes parser takes it too
-                return Parsed(_call_action(json.loads(body.strip())))
+                return Parsed(_call_action(_json(body.strip())))
             except json.JSONDecodeError:
                 raise FormatError("a <tool_call> is not closed with </tool_call>") from None
         return Parsed(_tool_action(body), ignored=len(calls) - 1)
@@ -134,7 +143,7 @@ def _tool_calls(text: str) -> Parsed | None:
 def _json_call(body: str) -> Action | None:
     """A ```json block holding a tool call ({"name": ..., "arguments": ...}); None for other JSON."""
     try:
-        call = json.loads(body)
+        call = _json(body)
     except json.JSONDecodeError:
         return None
     if isinstance(call, dict) and isinstance(call.get("name"), str) \

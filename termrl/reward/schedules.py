@@ -98,7 +98,7 @@ def parse_weight(raw: object) -> Schedule:
         return Constant(number(raw, None, "a number or a schedule table such as {kind = \"linear\", "
                                            "start = 1.0, end = 0.1}"))
     kind = raw.get("kind")
-    if kind not in KEYS:
+    if not isinstance(kind, str) or kind not in KEYS:
         raise FieldError("kind", f"unknown schedule kind {kind!r}; use one of: {', '.join(KEYS)}")
     required, optional = KEYS[kind]
     for key in raw:

@@ -159,6 +159,8 @@ def load_spec(preset_name_or_path: str | Path) -> RewardSpec:
         data = tomllib.loads(path.read_text())
     except tomllib.TOMLDecodeError as e:
         raise SpecError(path, None, f"not valid TOML: {e}") from e
+    except UnicodeDecodeError:
+        raise SpecError(path, None, "not UTF-8 text: save the spec as UTF-8") from None
     return spec_from_dict(data, path)
 
 

@@ -20,9 +20,11 @@ import hashlib
 import json
 import os
 import secrets
+import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from dataclasses import dataclass, field
@@ -33,7 +35,7 @@ import pytest
 from termrl.actions import render_tool_call
 from termrl.env import EnvConfig, TerminalEnv
 from termrl.protocols import Action, ActionKind, Ending, Limits, Task, TaskFile
-from termrl.sandbox import cgroups
+from termrl.sandbox import bwrap, cgroups
 from termrl.sandbox.bwrap import RUNTIME_DIR, BwrapSandbox
 from tests.redteam.attacks import ATTACKS, CLASSES, Attack, fill
 
@@ -55,6 +57,9 @@ class Host:
     values: dict[str, str]
     secret_files: list[Path]
     host_tmp: Path
+    runtime: Path
+    """The sandboxes' directory for this suite's harnesses (``TERMRL_SANDBOX_DIR``): what other
+    harnesses on the machine do at the same time is not counted."""
     hits: dict[str, int] = field(default_factory=lambda: {"tcp": 0, "udp": 0, "abstract": 0})
 
     def state(self) -> dict:
@@ -63,8 +68,8 @@ class Host:
                 "host_tmp": sorted(os.listdir(self.host_tmp)),
                 "watched": [p for p in WATCHED_HOST_PATHS if os.path.lexists(p)],
                 "hashed": {p: _digest(p) for p in HASHED_HOST_FILES},
-                "sandbox_dirs": sorted(os.listdir(RUNTIME_DIR)) if RUNTIME_DIR.is_dir() else [],
-                "cgroups": _cgroups(), "mounts": _mounts(), "zombies": _zombies()}
+                "sandbox_dirs": sorted(os.listdir(self.runtime)) if self.runtime.is_dir() else [],
+                "cgroups": _cgroups(), "mounts": _mounts(self.runtime), "zombies": _zombies()}
 
 
 def _digest(path: str) -> str | None:
@@ -74,14 +79,19 @@ def _digest(path: str) -> str | None:
         return None
 
 
-def _cgroups() -> list[str]:
-    return sorted(str(p) for c in ("memory", "pids") for p in (cgroups.ROOT / c / cgroups.PARENT).glob("*")
-                  if p.is_dir())
+def _cgroups() -> set[str]:
+    return {p.name for c in ("memory", "pids") for p in (cgroups.ROOT / c / cgroups.PARENT).glob("*") if p.is_dir()}
 
 
-def _mounts() -> list[str]:
+def _live_sandboxes() -> set[str]:
+    """Sandboxes whose directory exists, in any harness's sandboxes' directory (a cgroup is
+    removed before its sandbox's directory)."""
+    return {p.name for d in {RUNTIME_DIR, bwrap.RUNTIME_DIR} if d.is_dir() for p in d.iterdir()}
+
+
+def _mounts(runtime: Path) -> list[str]:
     """Host mount points in the sandboxes' directory (each sandbox's tmpfs while it lives)."""
-    root = str(RUNTIME_DIR)
+    root = str(runtime)
     return sorted(line.split()[4] for line in Path("/proc/self/mountinfo").read_text().splitlines()
                   if line.split()[4].startswith(root))
 
@@ -145,6 +155,10 @@ def host(tmp_path_factory, monkeypatch_module):
     name = "termrl-rt-" + secrets.token_hex(4)
     secret_dir = tmp_path_factory.mktemp("rt-secret")
     host_tmp = tmp_path_factory.mktemp("rt-must-stay-empty")
+    runtime = Path(tempfile.mkdtemp(prefix="termrl-rt-sandboxes-"))  # beside the default one: the
+    runtime.chmod(0o711)  # sandbox's user (nobody) must reach its own folders in there
+    monkeypatch_module.setenv("TERMRL_SANDBOX_DIR", str(runtime))  # the CLI's sandboxes
+    monkeypatch_module.setattr(bwrap, "RUNTIME_DIR", runtime)  # this process's
     files = [secret_dir / name]
     root_secret = Path("/root") / name
     try:
@@ -174,7 +188,7 @@ def host(tmp_path_factory, monkeypatch_module):
               "ABSTRACT": abstract_name, "SECRET_NAME": name, "SECRET_DIR": str(secret_dir),
               "PROJECT": str(PROJECT), "HOST_TMP": str(host_tmp), "DECOY_PID": str(decoy.pid),
               "HARNESS_PID": str(os.getpid())}
-    h = Host(token=token, values=values, secret_files=files, host_tmp=host_tmp)
+    h = Host(token=token, values=values, secret_files=files, host_tmp=host_tmp, runtime=runtime)
     servers = [s for s in (tcp, tcp6, abstract) if s is not None]
     for s in servers:
         threading.Thread(target=_serve_tcp, args=(h, s), daemon=True).start()
@@ -187,6 +201,7 @@ def host(tmp_path_factory, monkeypatch_module):
         for s in servers + [udp]:
             s.close()
         root_secret.unlink(missing_ok=True)
+        shutil.rmtree(runtime, ignore_errors=True)
 
 
 @pytest.fixture(scope="module")
@@ -211,13 +226,26 @@ def assert_clean(host: Host, before: dict, mark: str, *outputs: str) -> None:
     while marked(mark) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert marked(mark) == [], "processes of the attack outlived it"
+
+    def leaked_cgroups(after):
+        """Cgroups that appeared and belong to no live sandbox (other harnesses' come and go)."""
+        return after["cgroups"] - before["cgroups"] - _live_sandboxes()
+
+    def settled(after):
+        rest = [k for k in before if k not in ("zombies", "cgroups")]
+        return (all(after[k] == before[k] for k in rest) and after["zombies"] <= before["zombies"]
+                and not leaked_cgroups(after))
+
+    # a closing sandbox may still be tearing down; and bwrap exits before its namespace's init
+    # is reaped, so that init passes through the host's pid 1 (see the threat model)
     after = host.state()
-    deadline = time.monotonic() + 5
-    while {**after, "zombies": 0} != {**before, "zombies": 0} and time.monotonic() < deadline:  # a closing sandbox may still be tearing down
+    deadline = time.monotonic() + 15
+    while not settled(after) and time.monotonic() < deadline:
         time.sleep(0.2)
         after = host.state()
     assert after["zombies"] <= before["zombies"], "the attack left zombies on the host"
-    for key in before.keys() - {"zombies"}:
+    assert not leaked_cgroups(after), "the attack's cgroups outlived its sandbox"
+    for key in before.keys() - {"zombies", "cgroups"}:
         assert after[key] == before[key], f"{key} changed on the host: {before[key]!r} -> {after[key]!r}"
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 import tomllib
 from pathlib import Path
 from typing import Any
@@ -23,20 +24,55 @@ class TaskFormatError(ValueError):
         super().__init__(f"{where}: {problem}")
 
 
+MAX_FILE_MB = 512
+"""Largest file a task directory may hold (bigger data belongs in the task's setup, which can
+generate or fetch it)."""
+
+
 def read_tree(root: Path) -> dict[str, TaskFile]:
-    """All regular files under ``root`` (symlinks kept as files they point to inside root)."""
+    """All regular files under ``root``. A symbolic link is read as the file it points to when
+    that file is inside ``root``; one that leads out of it (``/etc/shadow``, ``~/.ssh``), a
+    pipe, socket or device, a file over ``MAX_FILE_MB`` or one that cannot be read is a
+    ``TaskFormatError`` naming it: a task directory from elsewhere must not read the host's
+    files into a sandbox, or hang the harness on a pipe.
+
+    Raises:
+        TaskFormatError: the file, and what to do instead.
+    """
     files: dict[str, TaskFile] = {}
+    if root.is_symlink():
+        raise TaskFormatError(root, None, f"is a symbolic link (to {os.readlink(root)}): a task's folders must "
+                              "hold their files; copy them in")
     if not root.is_dir():
         return files
-    for dirpath, dirnames, filenames in os.walk(root):
+    base = os.path.realpath(root)
+    for dirpath, dirnames, filenames in os.walk(root):  # does not descend into linked folders
         dirnames[:] = sorted(d for d in dirnames if d not in SKIP_NAMES)
         for name in sorted(filenames):
             if name in SKIP_NAMES or name.endswith(".pyc"):
                 continue
             path = Path(dirpath) / name
+            real = os.path.realpath(path)
+            if real != base and not real.startswith(base.rstrip(os.sep) + os.sep):
+                raise TaskFormatError(path, None, f"is a symbolic link to {real}, outside {root}: copy the file "
+                                      "into the task directory instead")
+            try:
+                info = os.stat(real)
+            except OSError as e:
+                raise TaskFormatError(path, None, f"cannot be read ({e.strerror}): a broken link, or "
+                                      "permissions to fix") from None
+            if not stat.S_ISREG(info.st_mode):
+                raise TaskFormatError(path, None, "is not a regular file (a pipe, socket or device): a task "
+                                      "directory holds files; create such things in the task's setup")
+            if info.st_size > MAX_FILE_MB << 20:
+                raise TaskFormatError(path, None, f"is {info.st_size >> 20} MB, over the {MAX_FILE_MB} MB a task "
+                                      "file may be: generate or fetch big data in the task's setup")
+            try:
+                data = path.read_bytes()
+            except OSError as e:
+                raise TaskFormatError(path, None, f"cannot be read ({e.strerror}): fix its permissions") from None
             rel = path.relative_to(root).as_posix()
-            mode = 0o755 if os.access(path, os.X_OK) else 0o644
-            files[rel] = TaskFile(path.read_bytes(), mode)
+            files[rel] = TaskFile(data, 0o755 if os.access(path, os.X_OK) else 0o644)
     return files
 
 
