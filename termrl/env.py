@@ -24,6 +24,8 @@ episode's time limit.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
+import re
 import time
 from dataclasses import dataclass
 from typing import Self
@@ -136,6 +138,7 @@ def apply_action(box: Sandbox, task: Task, action: Action, record: StepRecord, *
     """
     if action.kind is ActionKind.SUBMIT:
         raise ValueError("apply_action runs commands and writes; a submission ends the episode instead")
+    action = _clean(action)
     if action.kind is ActionKind.WRITE:
         path = action.path if action.path.startswith("/") else f"{task.workdir.rstrip('/')}/{action.path}"
         try:
@@ -169,12 +172,32 @@ class _Ended(Exception):
 
 def _normalise(reply: Reply | str | Action) -> tuple[Reply, Action | None]:
     """A step's input as a ``Reply`` and, when the caller already parsed it (GRPO's tool calls),
-    its ``Action``."""
+    its ``Action``; text that is not valid Unicode (lone surrogates, as JSON escapes from an
+    endpoint can carry) has them replaced by U+FFFD, so no command, file or stored row chokes
+    on it."""
     if isinstance(reply, Action):
-        return Reply(""), reply
+        return Reply(""), _clean(reply)
     if isinstance(reply, str):
-        return Reply(reply), None
-    return reply, None
+        return Reply(_text(reply)), None
+    return dataclasses.replace(reply, text=_text(reply.text)), None
+
+
+def _clean(action: Action) -> Action:
+    """``action`` with its text valid Unicode (``_text``): a tool call's JSON can spell lone
+    surrogates (``"\\udcff"``), which no shell command or file can hold."""
+    fields = {k: _text(v) for k in ("command", "path", "content") if isinstance(v := getattr(action, k), str)}
+    return dataclasses.replace(action, **fields)
+
+
+def _text(text: str) -> str:
+    try:
+        text.encode()
+        return text
+    except UnicodeEncodeError:
+        return _SURROGATE.sub("\ufffd", text)
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 class TerminalEnv:
@@ -324,7 +347,7 @@ class TerminalEnv:
                 self._format_errors += 1
                 record.format_error, record.observation = str(e), f"Format error: {e}"
                 return
-            action, ignored = parsed.action, parsed.ignored
+            action, ignored = _clean(parsed.action), parsed.ignored
         self._format_errors = 0
         record.action = action.to_dict()
         if action.kind is ActionKind.SUBMIT:

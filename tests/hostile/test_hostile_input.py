@@ -309,3 +309,28 @@ def test_hostile_replies_in_an_episode_are_format_error_steps_and_the_episode_go
     errors = [s.format_error for s in env.steps]
     assert sum(e is not None for e in errors[:3]) == 3, errors
     assert info["ending"].value == "submitted" and info["evidence"].passed
+
+
+@pytest.mark.sandbox
+def test_lone_surrogates_in_a_reply_or_its_json_run_and_are_stored(tmp_path):
+    """A reply (or a tool call's JSON escapes, as an endpoint's JSON can carry) holding lone
+    surrogates: the command runs, the file is written, the episode is stored and read back."""
+    from termrl.rollout.accounting import Accountant
+    from termrl.rollout.runner import RolloutConfig, run_episode
+    from termrl.rollout.store import TrajectoryStore
+    from termrl.protocols import Reply, Task, TaskFile
+
+    task = Task(id="t", instruction="Write hello into greeting.txt.",
+                tests={"test_g.py": TaskFile(b"def test_g():\n    assert open('greeting.txt').read() == 'hello\\n'\n")})
+    replies = [TOOL.format('{"name": "bash", "arguments": {"command": "echo \\udcff\\ud800 > odd.txt"}}'),
+               TOOL.format('{"name": "write_file", "arguments": {"path": "b\\udcff.txt", "content": "\\ud800"}}'),
+               "\udcff" + TOOL.format('{"name": "bash", "arguments": {"command": "echo hello > greeting.txt"}}'),
+               TOOL.format('{"name": "submit", "arguments": {}}')]
+    traj = run_episode(task, 0, "scripted", lambda turn: Reply(replies[turn.step]), RolloutConfig(), None,
+                       Accountant())
+    assert traj.error is None and traj.passed, traj.error
+    assert traj.steps[0].observation.startswith("exit code 0") and "wrote" in traj.steps[1].observation
+    store = TrajectoryStore(tmp_path / "store")
+    store.write([traj])
+    (back,) = store.read()
+    assert back.steps[2].reply.startswith("\ufffd") and back.passed
