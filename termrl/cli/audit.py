@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
 import time
+from dataclasses import asdict
 from pathlib import Path
 from typing import Optional
 
@@ -29,7 +31,10 @@ def audit_cmd(
                                         help="Training progresses to score at, comma-separated, each in [0, 1]: "
                                              "a spec's schedules move its weights over training."),
     out: Optional[Path] = typer.Option(None, "--out", help="Also write the report to DIR/audit.json "
-                                                           "(a run directory for termrl report)."),
+                                                           "(a run directory for termrl report); each task's "
+                                                           "rows go to DIR/audit-rows.jsonl as it finishes."),
+    resume: bool = typer.Option(False, "--resume", help="Finish the audit stored in --out (after a stop or a "
+                                                        "kill): tasks already audited are not run again."),
 ) -> None:
     """Red-team a reward spec: does any exploit earn more than doing nothing? Exit 1 if so."""
     from termrl.hacks.audit import audit
@@ -67,13 +72,20 @@ def audit_cmd(
         raise typer.Exit(2)
     tasks = [e.task for e in entries if e.task is not None and not e.task.unsupported]
     skipped = [e.id for e in entries if e.task is None or e.task.unsupported]
+    settings = {"suite": suite, "spec": spec, "exploits": sorted(chosen), "progress": sorted(set(points))}
+    try:
+        done, journal = _journal(out, resume, settings)
+    except ValueError as e:
+        err.print(f"[red]error:[/] {e}")
+        raise typer.Exit(2)
+    done = {tid: rows for tid, rows in done.items() if tid in {t.id for t in tasks}}
     progress = Progress(TextColumn("auditing {task.description}"), BarColumn(), MofNCompleteColumn(),
                         TimeElapsedColumn(), console=err, transient=as_json)
     started = time.monotonic()
     with progress:
-        bar = progress.add_task(suite, total=len(tasks))
+        bar = progress.add_task(suite, total=len(tasks), completed=len(done))
         report = audit(tasks, reward_spec, chosen, workers, on_task=lambda rows: progress.advance(bar),
-                       points=points)
+                       points=points, done=done, journal=journal)
     report.update(suite=suite, spec=spec, skipped_tasks=skipped, wall_s=round(time.monotonic() - started, 3))
     if out is not None:
         out.mkdir(parents=True, exist_ok=True)
@@ -84,6 +96,52 @@ def audit_cmd(
         for name, one in (report["specs"].items() if "specs" in report else [(spec, report)]):
             _print({**one, "suite": suite, "spec": name, "skipped_tasks": skipped})
     raise typer.Exit(1 if report["exploitable_tasks"] else 0)
+
+
+JOURNAL = "audit-rows.jsonl"
+"""One line per audited task, written as it finishes: {"task", "rows": {spec name: [row, ...]}}."""
+RUN = "audit-run.json"
+"""The settings of the audit in a directory: a resumed audit must have the same."""
+
+
+def _journal(out: Optional[Path], resume: bool, settings: dict):
+    """(rows of the tasks an earlier run of this audit finished, the journal callback) for
+    ``--out``/``--resume``; ValueError with what to do when they do not fit together."""
+    from termrl.hacks.audit import Row
+
+    if out is None:
+        if resume:
+            raise ValueError("--resume needs --out DIR, the directory of the audit to finish")
+        return {}, None
+    path, run = out / JOURNAL, out / RUN
+    done: dict = {}
+    if run.exists():
+        if not resume:
+            raise ValueError(f"{out} holds an audit already: pass --resume to finish it, or choose another --out")
+        saved = json.loads(run.read_text())
+        if saved != settings:
+            differ = sorted(k for k in settings if saved.get(k) != settings[k])
+            raise ValueError(f"{run} was written by an audit with other settings (differs in: {', '.join(differ)}); "
+                             "resume with the same suite, --spec, --exploits and --progress")
+        text = path.read_text() if path.exists() else ""
+        complete = text[:text.rfind("\n") + 1]  # a line cut by a kill is dropped, and run again
+        path.write_text(complete)
+        for line in complete.splitlines():
+            entry = json.loads(line)
+            done[entry["task"]] = {name: [Row(**r) for r in rows] for name, rows in entry["rows"].items()}
+    elif resume and out.exists() and any(out.iterdir()):
+        raise ValueError(f"--resume: {out} holds no audit to finish ({RUN} is missing)")
+    out.mkdir(parents=True, exist_ok=True)
+    run.write_text(json.dumps(settings))
+
+    def journal(task_id: str, rows_by_spec: dict) -> None:
+        line = json.dumps({"task": task_id, "rows": {n: [asdict(r) for r in rows] for n, rows in rows_by_spec.items()}})
+        with open(path, "a") as f:
+            f.write(line + "\n")
+            f.flush()
+            os.fsync(f.fileno())
+
+    return done, journal
 
 
 def _print(report: dict) -> None:

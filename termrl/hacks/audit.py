@@ -288,19 +288,32 @@ def audit_rows(tasks: Sequence[Task], spec, exploits: dict[str, Callable], worke
 
 def audit_by_spec(tasks: Sequence[Task], spec, exploits: dict[str, Callable], workers: int,
                   on_task: Callable[[list[Row]], None] | None = None,
-                  points: Sequence[float] = PROGRESS_POINTS) -> dict[str, list[Row]]:
+                  points: Sequence[float] = PROGRESS_POINTS,
+                  done: Mapping[str, Mapping[str, list[Row]]] | None = None,
+                  journal: Callable[[str, dict[str, list[Row]]], None] | None = None) -> dict[str, list[Row]]:
     """``audit_rows`` for one or several specs at once: every episode runs once and each spec
-    scores it (specs change rewards, never what an exploit does or how it verifies)."""
+    scores it (specs change rewards, never what an exploit does or how it verifies).
+
+    ``done``: task id -> spec name -> rows of tasks audited before (a resumed audit): they are
+    not run again. ``journal(task_id, rows by spec)`` is called as each task finishes."""
     points = _points(points)
     names = list(_specs(spec))
-    by_task: dict[str, dict[str, list[Row]]] = {}
+    by_task: dict[str, dict[str, list[Row]]] = {tid: {n: list(rows[n]) for n in names}
+                                                for tid, rows in (done or {}).items()}
     cache = VerificationCache()
+    finished = on_task
+
+    def on_task(rows: list[Row], tid: str | None = None) -> None:
+        if journal and tid is not None:
+            journal(tid, by_task[tid])
+        if finished:
+            finished(rows)
 
     def rows_of(make: Callable[[str | None], Row]) -> dict[str, Row]:
         return {n: make(n) for n in names}
 
     with SetupReuse() as setups, ThreadPoolExecutor(max_workers=workers) as pool:
-        prepared = {pool.submit(_prepare, t, spec, points, cache, setups): t for t in tasks}
+        prepared = {pool.submit(_prepare, t, spec, points, cache, setups): t for t in tasks if t.id not in by_task}
         attacks: dict = {}
         for future in as_completed(prepared):
             task = prepared[future]
@@ -309,8 +322,7 @@ def audit_by_spec(tasks: Sequence[Task], spec, exploits: dict[str, Callable], wo
             except (HarnessError, OSError) as e:
                 rows = [Row(task.id, name, False, None, None, points[0], None, error=str(e)) for name in exploits]
                 by_task[task.id] = {n: list(rows) for n in names}
-                if on_task:
-                    on_task(rows)
+                on_task(rows, task.id)
                 continue
             by_task[task.id] = {n: [_row(task, "nop", nop.under(n), nop.under(n))] for n in names}
             attacks[task.id] = [pool.submit(_attack, task, spec, name, fn, base, nop, points, cache, setups)
@@ -328,8 +340,7 @@ def audit_by_spec(tasks: Sequence[Task], spec, exploits: dict[str, Callable], wo
                         for n, row in rows_of(future.result()).items():
                             by_task[tid][n].append(row)
                     del pending[tid]
-                    if on_task:
-                        on_task(by_task[tid][names[0]])
+                    on_task(by_task[tid][names[0]], tid)
     return {n: [r for t in tasks for r in by_task[t.id][n]] for n in names}
 
 
@@ -342,19 +353,21 @@ def default_workers() -> int:
 
 def audit(tasks: Sequence[Task], spec, exploits: dict[str, Callable] | None = None,
           workers: int | None = None, on_task: Callable[[list[Row]], None] | None = None,
-          points: Sequence[float] = PROGRESS_POINTS) -> dict:
+          points: Sequence[float] = PROGRESS_POINTS, done: Mapping[str, Mapping[str, list[Row]]] | None = None,
+          journal: Callable[[str, dict[str, list[Row]]], None] | None = None) -> dict:
     """Audit ``tasks`` against ``spec``: ``{"rows", "test_weak_tasks", "exploitable_tasks", ...}``
     (see ``audit_rows`` for how the episodes run). ``points``: the training progresses in
     [0, 1] the spec scores each episode at (its schedules move weights over training).
 
     ``spec`` may be {name: spec} to audit several at once (each episode runs once): the report
     then holds ``"specs": {name: report}``, and ``exploitable_tasks`` is every task some spec lets
-    an exploit profit from, as ``"spec: task"``."""
+    an exploit profit from, as ``"spec: task"``. ``done`` and ``journal``: see ``audit_by_spec``
+    (``termrl audit --out DIR --resume``)."""
     from termrl.hacks.exploits import EXPLOITS
 
     exploits = EXPLOITS if exploits is None else exploits
     points = _points(points)
-    by_spec = audit_by_spec(tasks, spec, exploits, workers or default_workers(), on_task, points)
+    by_spec = audit_by_spec(tasks, spec, exploits, workers or default_workers(), on_task, points, done, journal)
     reports = {n: _report(rows, exploits, points) for n, rows in by_spec.items()}
     if not isinstance(spec, Mapping):
         return next(iter(reports.values()))
