@@ -85,7 +85,7 @@ class OpenAIPolicy:
             response = self.client.chat.completions.create(
                 model=self.model, messages=turn.messages, temperature=c.temperature, top_p=c.top_p,
                 max_tokens=c.max_tokens, **optional)
-        except openai.OpenAIError as e:
+        except (openai.OpenAIError, ValueError) as e:  # ValueError: a body that is not JSON
             raise PolicyError(f"{self.base_url}: {type(e).__name__}: {e}") from e
         if not response.choices:
             raise PolicyError(f"{self.base_url}: response has no choices")

@@ -115,9 +115,14 @@ class Batcher:
             if len(replies) != len(batch):
                 raise RuntimeError(f"policy {self.policy.name} returned {len(replies)} replies for "
                                    f"{len(batch)} turns")
-        except Exception as e:  # noqa: BLE001 - handed to each waiting episode, which records it
-            for _, future in batch:
-                future.set_exception(e)
+        except Exception as e:  # noqa: BLE001 - handed to the waiting episode, which records it
+            if len(batch) > 1:
+                # one turn's failure (an endpoint's 500 for that request) must not fail the
+                # episodes batched with it: each is asked alone, and only the failing ones fail
+                for item in batch:
+                    self._answer([item])
+                return
+            batch[0][1].set_exception(e)
             return
         elapsed = time.perf_counter() - started
         for (turn, future), reply in zip(batch, replies):

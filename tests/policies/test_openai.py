@@ -40,10 +40,31 @@ class Handler(BaseHTTPRequestHandler):
             time.sleep(2.0 if last == "slow" else 0.3 if last.startswith("wait") else 0)
             if last == "flaky" and not seen:
                 return self._send(500, {"error": {"message": "overloaded"}}, {"retry-after-ms": "1"})
+            if "always-500" in last:
+                return self._send(500, {"error": {"message": "down"}}, {"retry-after-ms": "1"})
+            if "drop" in last:  # the connection closes with no response at all
+                self.close_connection = True
+                self.connection.shutdown(socket.SHUT_RDWR)
+                return None
+            if "malformed" in last:
+                return self._raw(200, b'{"id": "x", "choices": [{"message": ')
+            if "no-choices" in last:
+                return self._send(200, {**completion(body, last), "choices": []})
+            if "huge" in last:
+                out = completion(body, last)
+                out["choices"][0]["message"]["content"] = "y" * (1 << 20)
+                return self._send(200, out)
             self._send(200, completion(body, last))
         finally:
             with state["lock"]:
                 state["in_flight"] -= 1
+
+    def _raw(self, status, data):
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
 
     def _send(self, status, payload, headers=()):
         data = json.dumps(payload).encode()
@@ -151,3 +172,39 @@ def test_unreachable_endpoint_raises_policy_error():
     url = f"http://127.0.0.1:{port}/v1"
     with pytest.raises(PolicyError, match=re.escape(url)):
         OpenAIPolicy(url, "tiny", max_retries=0, timeout=1).generate([turn("x")])
+
+
+@pytest.mark.parametrize("fault, attempts", [("always-500", 3), ("drop", 3), ("malformed", 1), ("no-choices", 1)])
+def test_a_faulty_endpoint_is_retried_a_bounded_number_of_times_then_a_policy_error(server, fault, attempts):
+    url, state = server
+    with pytest.raises(PolicyError, match=re.escape(url)):
+        OpenAIPolicy(url, "tiny", max_retries=2, timeout=5).generate([turn(fault)])
+    assert len(state["requests"]) == attempts  # retried where a retry can help, never without end
+
+
+def test_a_megabyte_reply_comes_back_whole(server):
+    url, _ = server
+    [reply] = OpenAIPolicy(url, "tiny").generate([turn("huge")])
+    assert len(reply.text) == 1 << 20
+
+
+@pytest.mark.sandbox
+def test_a_run_goes_on_past_episodes_whose_endpoint_failed(server, tmp_path):
+    """Episodes whose requests fail are stored with a typed error; the others play on."""
+    from termrl.protocols import Task, TaskFile
+    from termrl.rollout.runner import RolloutConfig, run_rollouts
+    from termrl.rollout.store import TrajectoryStore
+
+    url, _ = server
+    tests = {"test_t.py": TaskFile(b"def test_t():\n    pass\n")}
+    tasks = [Task(id=f"t-{kind}", instruction=f"Do it ({kind}).", tests=tests)
+             for kind in ("ok", "always-500", "drop", "malformed", "no-choices", "huge", "fine")]
+    store = TrajectoryStore(tmp_path / "run")
+    run_rollouts(tasks, OpenAIPolicy(url, "tiny", max_retries=1, timeout=5), RolloutConfig(workers=2), store=store)
+    by_task = {t.task_id: t for t in store.read()}
+    assert set(by_task) == {t.id for t in tasks}  # every episode stored, once
+    for kind in ("always-500", "drop", "malformed", "no-choices"):
+        error = by_task[f"t-{kind}"].error
+        assert error and url in error, (kind, error)
+    for kind in ("ok", "huge", "fine"):
+        assert by_task[f"t-{kind}"].error is None, by_task[f"t-{kind}"].error
