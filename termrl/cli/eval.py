@@ -96,8 +96,11 @@ def eval_cmd(
         _fail(str(e))
     tasks = [e.task for e in entries if e.task is not None and not e.task.unsupported]
     skipped = [e.id for e in entries if e.task is None or e.task.unsupported]
-    store = stores.TrajectoryStore(out)
-    stores.write_meta(out, {**meta, "k": k, "started": old["started"] if old else time.time()})
+    try:
+        store = stores.TrajectoryStore(out)
+        stores.write_meta(out, {**meta, "k": k, "started": old["started"] if old else time.time()})
+    except (stores.StoreError, OSError) as e:
+        _fail(str(e))
     try:
         env = EnvConfig(max_steps=max_steps, time_limit_s=time_limit, backend=backend,
                         action_format=action_format)
@@ -115,8 +118,13 @@ def eval_cmd(
             mark = "pass" if traj.passed else (traj.ending if traj.ending != "submitted" else "fail")
             progress.update(bar, advance=1, last=f"{traj.task_id}: {mark}")
 
-        with accountant:
-            run_rollouts(tasks, agent, config, store=store, accountant=accountant, on_episode=advance)
+        try:
+            with accountant:
+                run_rollouts(tasks, agent, config, store=store, accountant=accountant, on_episode=advance)
+        except stores.StoreError as e:
+            progress.stop()
+            err.print(f"[red]error:[/] {e}")
+            raise typer.Exit(3)
     trajectories = store.read()
     summary = summarize(trajectories, ks=sorted({1, k}))
     summary.update(out=str(out), policy=policy, suite=suite, spec=spec, skipped_tasks=skipped,

@@ -91,7 +91,14 @@ class TrajectoryStore:
 
     def __init__(self, directory: str | os.PathLike):
         self.directory = Path(directory)
-        self.directory.mkdir(parents=True, exist_ok=True)
+        try:
+            self.directory.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            raise StoreError(f"cannot create the run directory {self.directory} ({e.strerror}): choose another "
+                             "one, or fix its parent's permissions") from None
+        if not os.access(self.directory, os.W_OK):
+            raise StoreError(f"the run directory {self.directory} is not writable (read-only, or another "
+                             "user's): choose another one, or fix its permissions")
 
     def write(self, trajectories: list[Trajectory]) -> Path | None:
         """Write one part holding ``trajectories``, atomically; return its path (None if empty)."""
@@ -110,7 +117,13 @@ class TrajectoryStore:
             number = 1 + max((int(m.group(1)) for name in os.listdir(self.directory)
                               if (m := _PART.fullmatch(name))), default=-1)
             path = self.directory / f"part-{number:06d}.parquet"
-            _atomic_write(path, lambda f: pq.write_table(table, f))
+            try:
+                _atomic_write(path, lambda f: pq.write_table(table, f))
+            except OSError as e:
+                ids = ", ".join(t.episode_id for t in trajectories[:3])
+                raise StoreError(f"could not store episode {ids} in {self.directory} ({e.strerror}): the "
+                                 f"episodes stored before are intact; free space there (or fix the folder) and "
+                                 "run again with --resume") from None
         return path
 
     def read(self) -> list[Trajectory]:
