@@ -43,7 +43,7 @@ from termrl.protocols import (
     TaskFile,
     TestKind,
 )
-from termrl.sandbox.bwrap import BwrapSandbox, _children, launch
+from termrl.sandbox.bwrap import BwrapSandbox, _alive, _children, launch
 from termrl.tasks.runtime import open_sandbox
 from termrl.verify import assemble, per_test_default, stages, unverified, verify, workspace
 
@@ -79,7 +79,7 @@ class ForkServerSandbox(BwrapSandbox):
                           ["python3", "-P", "-s", "-B", f"{stages.HARNESS_DIR}/forkserver.py"])
         self._proc = launch(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
         line = self._read_line(60.0)
-        if line is None or not json.loads(line).get("ready"):
+        if not line or not json.loads(line).get("ready"):
             self._kill_all()
             raise SandboxError("the verification fork server did not start (is python3-pytest installed?)")
         init = _children(self._proc.pid)
@@ -90,8 +90,13 @@ class ForkServerSandbox(BwrapSandbox):
         ready, _, _ = select.select([out], [], [], timeout)
         if not ready:
             return None
-        line = out.readline()
-        return line.decode() if line else None
+        return out.readline().decode()  # "" at end of file: the server is gone
+
+    def ensure_alive(self) -> None:
+        """Start the fork server again when it died since the last job (a worker killed from outside)."""
+        if self._proc is None or self._proc.poll() is not None or not all(map(_alive, self._shell_pids)):
+            self._kill_all()
+            self._spawn_shell()
 
     def reset(self, files: Files, tests: Files) -> None:
         """Wipe the workspace, /tmp, HOME and the tests; put ``files`` and ``tests`` in place."""
@@ -113,14 +118,17 @@ class ForkServerSandbox(BwrapSandbox):
         ooms = self._oom_count()
         job = {"cwd": self.workdir, "args": args, "env": dict(env), "timeout": timeout,
                "output": f"{stages.OUT_DIR}/output.txt"}
-        self._proc.stdin.write((json.dumps(job) + "\n").encode())
-        self._proc.stdin.flush()
-        line = self._read_line(timeout + 10.0)
+        try:
+            self._proc.stdin.write((json.dumps(job) + "\n").encode())
+            self._proc.stdin.flush()
+            line = self._read_line(timeout + 10.0)
+        except OSError:  # the server died (killed from outside, or by the job): a broken pipe
+            line = ""
         self._kill_strays()
-        if line is None:
+        if not line:  # None: no answer in time; "": the server is gone
             self._kill_all()
             self._spawn_shell()
-            raise SandboxError("the fork server stopped answering")
+            raise SandboxError("the fork server stopped answering" if line is None else "the fork server died")
         answer = json.loads(line)
         output = (self._fs / "out" / "output.txt")
         text = output.read_bytes()[-4000:].decode(errors="replace") if output.exists() else ""
@@ -164,6 +172,7 @@ class VerifierPool:
             canary = stages.Canary.draw()
             tests, targets = canary.add_to(task.tests, TESTS_DIR, [f"{TESTS_DIR}/{f}" for f in task.test_spec.pytest_files]
                                            or [TESTS_DIR])
+            box.ensure_alive()
             box.reset({p: TaskFile(d) for p, d in after.items()}, tests)
             build = stages.timed("build", stages.build, task, box, after)
             per_test = per_test_default(task)
