@@ -329,6 +329,8 @@ class BwrapSandbox(ShellSandbox):
     def _kill_strays(self) -> int:
         """Kill every sandbox process except the shell itself; return how many were killed."""
         killed: set[int] = set()
+        if not self._members() - self._shell_pids:
+            return 0
         with self._cg.no_forks() if self._cg is not None else nullcontext():
             for _ in range(200):
                 strays = self._members() - self._shell_pids

@@ -84,9 +84,10 @@ def _cgroups() -> set[str]:
 
 
 def _live_sandboxes() -> set[str]:
-    """Sandboxes whose directory exists, in any harness's sandboxes' directory (a cgroup is
-    removed before its sandbox's directory)."""
-    return {p.name for d in {RUNTIME_DIR, bwrap.RUNTIME_DIR} if d.is_dir() for p in d.iterdir()}
+    """Sandboxes whose folder exists, in any harness's sandboxes' folder on this machine (the
+    default one, this suite's, a bench's): a sandbox's cgroups live only while its folder does."""
+    folders = {RUNTIME_DIR, bwrap.RUNTIME_DIR, *Path(tempfile.gettempdir()).glob("termrl*sandboxes*")}
+    return {p.name for d in folders if d.is_dir() for p in d.iterdir()}
 
 
 def _mounts(runtime: Path) -> list[str]:
@@ -97,19 +98,20 @@ def _mounts(runtime: Path) -> list[str]:
 
 
 def _zombies() -> int:
-    """Zombies on the host other than bwrap's own: a process of the sandbox that escaped its
-    PID namespace's teardown would show up here. (bwrap exits as soon as it has the command's exit
-    status, before its namespace's init is reaped, so that init passes through the host's pid 1:
-    see the threat model.)"""
+    """Zombies the host must reap: children of the host's pid 1 or of this test process, other
+    than bwrap's own. A sandbox process that escaped its PID namespace's teardown would be one;
+    zombies inside a live sandbox (another harness's fork bomb) are its namespace's business.
+    (bwrap exits as soon as it has the command's exit status, before its namespace's init is
+    reaped, so that init passes through the host's pid 1: see the threat model.)"""
     count = 0
     for p in Path("/proc").iterdir():
         if p.name.isdigit():
             try:
                 comm = (p / "comm").read_text().strip()
-                state = (p / "stat").read_text().rsplit(")", 1)[1].split()[0]
+                fields = (p / "stat").read_text().rsplit(")", 1)[1].split()
             except (OSError, IndexError):
                 continue
-            count += state == "Z" and comm != "bwrap"
+            count += fields[0] == "Z" and comm != "bwrap" and int(fields[1]) in (1, os.getpid())
     return count
 
 
