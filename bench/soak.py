@@ -168,7 +168,7 @@ def main() -> None:
     print(f"soak: {len(tasks)} tasks x {samples} samples, {args.workers} workers", file=sys.stderr, flush=True)
 
     warm = tasks[: max(1, args.warmup // samples)]
-    run_rollouts(warm, MixedPolicy(), config, store=store)
+    run_rollouts(warm, MixedPolicy(), config, store=store, keep=False)
     before = snapshot(runtime)
     started = time.monotonic()
     done = [0]
@@ -178,7 +178,7 @@ def main() -> None:
         if done[0] % 100 == 0:
             print(f"soak: {done[0]} episodes, {snapshot(runtime)}", file=sys.stderr, flush=True)
 
-    run_rollouts(tasks, MixedPolicy(), config, store=store, on_episode=progress)
+    run_rollouts(tasks, MixedPolicy(), config, store=store, on_episode=progress, keep=False)
     wall = time.monotonic() - started
     time.sleep(2)
     after = snapshot(runtime)

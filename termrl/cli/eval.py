@@ -120,7 +120,8 @@ def eval_cmd(
 
         try:
             with accountant:
-                run_rollouts(tasks, agent, config, store=store, accountant=accountant, on_episode=advance)
+                run_rollouts(tasks, agent, config, store=store, accountant=accountant, on_episode=advance,
+                             keep=False)
         except stores.StoreError as e:
             progress.stop()
             err.print(f"[red]error:[/] {e}")

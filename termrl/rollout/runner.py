@@ -174,8 +174,10 @@ def run_episode(task: Task, sample: int, policy_name: str, ask: Callable[[Turn],
 
 def run_rollouts(tasks: Sequence[Task], policy: Policy, config: RolloutConfig | None = None, *,
                  store=None, accountant: Accountant | None = None,
-                 on_episode: Callable[[Trajectory], None] | None = None) -> list[Trajectory]:
-    """Every (task, sample) episode not already in ``store``; returns the new trajectories."""
+                 on_episode: Callable[[Trajectory], None] | None = None, keep: bool = True) -> list[Trajectory]:
+    """Every (task, sample) episode not already in ``store``; returns the new trajectories.
+    ``keep=False``: they go to ``store`` and ``on_episode`` only and the list returned is empty,
+    so a long run holds none of them in memory."""
     from termrl.reward.spec import load_spec
 
     config = config or RolloutConfig()
@@ -197,7 +199,8 @@ def run_rollouts(tasks: Sequence[Task], policy: Policy, config: RolloutConfig | 
         with lock:
             if store is not None:
                 store.write([traj])
-            results.append(traj)
+            if keep:
+                results.append(traj)
             if on_episode:
                 on_episode(traj)
 
@@ -233,6 +236,6 @@ def play_stored(tasks: Sequence[Task], policy: Policy, config: RolloutConfig, di
         if label:
             print(f"termrl {label}: {total - done[0]} of {total} episodes to play ({about or policy.name})",
                   file=sys.stderr, flush=True)
-        run_rollouts(tasks, policy, config, store=store, accountant=accountant,
+        run_rollouts(tasks, policy, config, store=store, accountant=accountant, keep=False,
                      on_episode=progress if label else None)
     return store.read()

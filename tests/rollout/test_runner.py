@@ -88,6 +88,15 @@ def test_resume_skips_stored_episodes(tasks, tmp_path):
     assert len(ids) == len(set(ids)) == 4
 
 
+def test_a_run_that_keeps_nothing_streams_every_episode_to_the_store(tasks, tmp_path):
+    store = TrajectoryStore(tmp_path / "run")
+    seen = []
+    kept = run_rollouts(tasks[:2], NopPolicy(), RolloutConfig(samples=2), store=store, keep=False,
+                        on_episode=seen.append)
+    assert kept == [] and len(seen) == 4  # nothing held by the run; the caller saw each one
+    assert sorted(t.episode_id for t in store.read()) == sorted(t.episode_id for t in seen)
+
+
 def test_a_stored_run_prints_its_progress_and_resumes(tasks, tmp_path, capsys):
     first = play_stored(tasks[:1], OraclePolicy(), RolloutConfig(samples=2), tmp_path / "run", label="eval: x")
     err = capsys.readouterr().err
