@@ -334,3 +334,18 @@ def test_lone_surrogates_in_a_reply_or_its_json_run_and_are_stored(tmp_path):
     store.write([traj])
     (back,) = store.read()
     assert back.steps[2].reply.startswith("\ufffd") and back.passed
+
+
+@pytest.mark.parametrize("task, missing", [
+    (BUILTIN / "shell-word-freq", "instruction.md"), (BUILTIN / "shell-word-freq", "tests"),
+    (FIXTURES / "harbor" / "dedupe-contacts", "instruction.md"), (FIXTURES / "harbor" / "dedupe-contacts", "tests"),
+    (FIXTURES / "terminal_bench" / "log-status-summary", "task.yaml"),
+    (FIXTURES / "terminal_bench" / "log-status-summary", "run-tests.sh"),
+], ids=lambda x: x if isinstance(x, str) else x.name)
+def test_a_task_directory_missing_a_file_it_needs_names_it(tmp_path, task, missing):
+    root = _copy(task, tmp_path)
+    target = root / missing
+    shutil.rmtree(target) if target.is_dir() else target.unlink()
+    with pytest.raises(TaskFormatError) as e:
+        load_task(root)
+    assert e.value.file.startswith(str(root)) and "missing" in str(e.value), e.value
