@@ -265,6 +265,7 @@ class BwrapSandbox(ShellSandbox):
             prefix = ["setpriv", f"--reuid={SANDBOX_UID}", f"--regid={SANDBOX_UID}", "--clear-groups",
                       "--inh-caps=-all", "--bounding-set=-all"]
         if self._cg is not None:
+            self._cg.ensure()
             # join the sandbox's cgroups before anything else runs, then drop privileges
             joins = " && ".join(f"echo $$ > {f}" for f in self._cg.procs_files)
             prefix = ["/bin/sh", "-c", f'{joins} && exec "$@"', "sh", *prefix]

@@ -27,6 +27,18 @@ class CgroupPair:
 
     def __init__(self, name: str, memory_bytes: int, pids: int):
         self.dirs = {c: ROOT / c / PARENT / name for c in ("memory", "pids")}
+        self.memory_bytes, self.max_pids = memory_bytes, pids
+        self._create()
+
+    def ensure(self) -> None:
+        """Make the cgroups again if they are gone: while a sandbox starts a new shell they are
+        empty for an instant, and another harness's ``sweep`` (one with another sandboxes'
+        folder, which does not list this sandbox) may remove them then."""
+        if not all(d.is_dir() for d in self.dirs.values()):
+            self._create()
+
+    def _create(self) -> None:
+        memory_bytes, pids = self.memory_bytes, self.max_pids
         for d in self.dirs.values():
             d.mkdir(parents=True, exist_ok=True)
         mem = self.dirs["memory"]

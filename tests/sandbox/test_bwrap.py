@@ -239,3 +239,21 @@ def test_runs_as_unprivileged_host_user_when_root(box):
         if "bash" in Path(f"/proc/{pid}/comm").read_text():
             assert status.split("Uid:")[1].split()[0] == "65534"
     assert pids is not None
+
+
+def test_a_sandbox_whose_empty_cgroups_another_harness_swept_makes_them_again():
+    """A new shell starts into cgroups that are empty for an instant; another harness's sweep
+    (with another sandboxes' folder) may remove them then. The sandbox makes them again."""
+    box = BwrapSandbox(limits=Limits(memory_mb=256, pids=64))
+    try:
+        box.exec("true")
+        if box._cg is None:
+            pytest.fail("the CI has cgroup v1 memory and pids: this test checks that path")
+        box._kill_all()
+        for d in box._cg.dirs.values():
+            d.rmdir()  # what cgroups.sweep does to an empty cgroup it does not know
+        box._spawn_shell()
+        res = box.exec("echo ok")
+        assert res.stdout == "ok\n" and box._members() and (box._cg.dirs["pids"] / "pids.max").read_text().strip() == "64"
+    finally:
+        box.close()
