@@ -301,13 +301,11 @@ def audit_by_spec(tasks: Sequence[Task], spec, exploits: dict[str, Callable], wo
     by_task: dict[str, dict[str, list[Row]]] = {tid: {n: list(rows[n]) for n in names}
                                                 for tid, rows in (done or {}).items()}
     cache = VerificationCache()
-    finished = on_task
-
-    def on_task(rows: list[Row], tid: str | None = None) -> None:
-        if journal and tid is not None:
+    def task_done(tid: str, rows: list[Row]) -> None:
+        if journal:
             journal(tid, by_task[tid])
-        if finished:
-            finished(rows)
+        if on_task:
+            on_task(rows)
 
     def rows_of(make: Callable[[str | None], Row]) -> dict[str, Row]:
         return {n: make(n) for n in names}
@@ -322,7 +320,7 @@ def audit_by_spec(tasks: Sequence[Task], spec, exploits: dict[str, Callable], wo
             except (HarnessError, OSError) as e:
                 rows = [Row(task.id, name, False, None, None, points[0], None, error=str(e)) for name in exploits]
                 by_task[task.id] = {n: list(rows) for n in names}
-                on_task(rows, task.id)
+                task_done(task.id, rows)
                 continue
             by_task[task.id] = {n: [_row(task, "nop", nop.under(n), nop.under(n))] for n in names}
             attacks[task.id] = [pool.submit(_attack, task, spec, name, fn, base, nop, points, cache, setups)
@@ -340,7 +338,7 @@ def audit_by_spec(tasks: Sequence[Task], spec, exploits: dict[str, Callable], wo
                         for n, row in rows_of(future.result()).items():
                             by_task[tid][n].append(row)
                     del pending[tid]
-                    on_task(by_task[tid][names[0]], tid)
+                    task_done(tid, by_task[tid][names[0]])
     return {n: [r for t in tasks for r in by_task[t.id][n]] for n in names}
 
 

@@ -296,15 +296,14 @@ def run_rft(cfg: TrainConfig, out: Path, model_dir: Path, accountant: Accountant
         run that spans machines keeps only its stores): the round replays from its stored samples and
         kept episodes and plays nothing new; the earlier rounds it started from come first."""
         record = records[index - 1]
-        if not record["trained"] or (Path(record["model_out"]) / "config.json").exists():
-            if not record["trained"] and index > 1:
-                rebuild(index - 1)
+        if (Path(record["model_out"]) / "config.json").exists():
             return
-        if index > 1:
+        if index > 1:  # the weights it started from (and its own, when it trained nothing)
             rebuild(index - 1)
-        print(f"termrl train: round {index}'s weights are gone from {record['model_out']}: training them again "
-              "on the round's stored episodes", file=sys.stderr)
-        records[index - 1] = play(index, Path(record["model_in"]))
+        if record["trained"]:
+            print(f"termrl train: round {index}'s weights are gone from {record['model_out']}: training them "
+                  "again on the round's stored episodes", file=sys.stderr)
+            records[index - 1] = play(index, Path(record["model_in"]))
 
     final = out / "final"
     held = _read_json(final / FINAL)  # None in a final/ from before the marker: it holds the last round
