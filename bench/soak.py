@@ -13,7 +13,8 @@ Printed as ``name=value`` lines, measured in this process (the harness):
 ``errors_by_type``, ``stored_once`` (every episode id stored exactly once), and before/after
 pairs: ``processes`` (this process's descendants), ``mounts`` and ``sandbox_folders`` (in this
 run's sandboxes' folder), ``cgroups`` (of the sandboxes this run started), ``temp_entries`` (the harness's temp folder, its own), ``fds``
-(this process's open descriptors), ``rss_mb``; ``rss_growth`` (after / before - 1, after a
+(this process's open descriptors), ``rss_mb``, and what explains RSS: ``python_blocks`` (Python's
+allocated blocks), ``heap_in_use_mb`` and ``heap_free_mb`` (glibc's main heap); ``rss_growth`` (after / before - 1, after a
 warm-up of one episode per task: what the harness caches per task is there before
 "before"); ``pass=1`` when the counts return to where they started,
 RSS grows less than 10%, no harness error, and every episode is stored once.
@@ -24,6 +25,7 @@ Usage: python bench/soak.py [--episodes 2000] [--workers 2]
 from __future__ import annotations
 
 import argparse
+import ctypes
 import dataclasses
 import gc
 import hashlib
@@ -111,6 +113,26 @@ def descendants(pid: int) -> int:
     return count
 
 
+class _MallInfo2(ctypes.Structure):
+    _fields_ = [(name, ctypes.c_size_t) for name in ("arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks",
+                                                     "fsmblks", "uordblks", "fordblks", "keepcost")]
+
+
+def heap() -> dict:
+    """glibc's main heap: bytes in use and free (kept for reuse), in MB; {} without glibc 2.33+."""
+    try:
+        mallinfo2 = ctypes.CDLL(None).mallinfo2
+    except (OSError, AttributeError):
+        return {}
+    mallinfo2.restype = _MallInfo2
+    info = mallinfo2()
+    return {"heap_in_use_mb": round(info.uordblks / 2**20, 1), "heap_free_mb": round(info.fordblks / 2**20, 1)}
+
+
+COUNTS = ("processes", "mounts", "sandbox_folders", "cgroups", "temp_entries", "fds")
+"""What must return to where it started."""
+
+
 def snapshot(runtime: Path) -> dict:
     gc.collect()
     status = Path("/proc/self/status").read_text()
@@ -122,7 +144,7 @@ def snapshot(runtime: Path) -> dict:
     return {"processes": descendants(os.getpid()), "mounts": mounts,
             "sandbox_folders": len(list(runtime.iterdir())) if runtime.exists() else 0, "cgroups": cgroups,
             "temp_entries": len(os.listdir(tempfile.gettempdir())), "fds": len(os.listdir("/proc/self/fd")),
-            "rss_mb": round(rss, 1)}
+            "rss_mb": round(rss, 1), "python_blocks": sys.getallocatedblocks(), **heap()}
 
 
 def tasks_for(n: int):
@@ -205,7 +227,7 @@ def main() -> None:
         print(f"{key}_after={after[key]}")
     growth = after["rss_mb"] / before["rss_mb"] - 1
     print(f"rss_growth={growth:.3f}")
-    counts_back = all(after[k] <= before[k] for k in before if k != "rss_mb")
+    counts_back = all(after[k] <= before[k] for k in COUNTS)
     ok = counts_back and growth < 0.10 and not errors and len(ids) == len(set(ids))
     print(f"pass={int(ok)}")
     for d in (store_dir, runtime, private_tmp):

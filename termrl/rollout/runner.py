@@ -16,6 +16,8 @@
 
 from __future__ import annotations
 
+import ctypes
+import functools
 import queue
 import sys
 import threading
@@ -172,6 +174,34 @@ def run_episode(task: Task, sample: int, policy_name: str, ask: Callable[[Turn],
     return traj
 
 
+TRIM_EVERY = 32
+"""Episodes between two returns of the C heap's free memory to the system (``release_free_heap``)."""
+
+
+@functools.cache
+def _malloc_trim():
+    try:
+        return ctypes.CDLL(None).malloc_trim  # glibc; musl and macOS have none
+    except (OSError, AttributeError):
+        return None
+
+
+def release_free_heap() -> bool:
+    """Give the C heap's free memory back to the system (glibc's ``malloc_trim``); False where
+    the C library has none.
+
+    An episode makes large short-lived buffers (megabytes of command output, a megabyte reply,
+    the parsed test files): freed, glibc keeps the memory in its heaps for later. Over a run
+    of thousands of episodes the harness then grew by what glibc kept, not by what Python
+    held: in ``bench/soak.py`` (800 episodes) Python's blocks and the heap's bytes in use were
+    flat (+0.6 MB) while the heap's free bytes rose from 15 MB to 43 MB, and RSS by 13%."""
+    trim = _malloc_trim()
+    if trim is None:
+        return False
+    trim(0)
+    return True
+
+
 def run_rollouts(tasks: Sequence[Task], policy: Policy, config: RolloutConfig | None = None, *,
                  store=None, accountant: Accountant | None = None,
                  on_episode: Callable[[Trajectory], None] | None = None, keep: bool = True) -> list[Trajectory]:
@@ -188,6 +218,7 @@ def run_rollouts(tasks: Sequence[Task], policy: Policy, config: RolloutConfig | 
     batcher = Batcher(policy, config.max_batch or config.workers, config.batch_window_s, accountant)
     results: list[Trajectory] = []
     lock = threading.Lock()
+    finished = [0]
 
     def one(item: tuple[Task, int]) -> None:
         task, sample = item
@@ -203,6 +234,9 @@ def run_rollouts(tasks: Sequence[Task], policy: Policy, config: RolloutConfig | 
                 results.append(traj)
             if on_episode:
                 on_episode(traj)
+            finished[0] += 1
+            if finished[0] % TRIM_EVERY == 0:
+                release_free_heap()
 
     try:
         with ThreadPoolExecutor(max_workers=max(config.workers, 1), thread_name_prefix="termrl-episode") as pool:
@@ -210,6 +244,7 @@ def run_rollouts(tasks: Sequence[Task], policy: Policy, config: RolloutConfig | 
                 future.result()
     finally:
         batcher.close()
+        release_free_heap()
     return results
 
 

@@ -109,3 +109,22 @@ def test_a_stored_run_prints_its_progress_and_resumes(tasks, tmp_path, capsys):
     assert sorted(t.passed for t in both) == [False, False, True, True]  # the stored ones are kept, not replayed
     assert play_stored(tasks[:2], NopPolicy(), RolloutConfig(samples=2), tmp_path / "run", label="eval: x")
     assert capsys.readouterr().err == ""  # nothing left to play: nothing said
+
+
+def test_a_run_gives_the_c_heaps_free_memory_back_every_few_episodes_and_at_its_end(tasks, monkeypatch):
+    from termrl.rollout import runner
+
+    calls = []
+    monkeypatch.setattr(runner, "TRIM_EVERY", 2)
+    monkeypatch.setattr(runner, "release_free_heap", lambda: calls.append(1) or True)
+    run_rollouts(tasks, NopPolicy(), RolloutConfig(samples=2, workers=2), keep=False)
+    assert len(calls) == 6 // 2 + 1, "every 2nd of the 6 episodes, and once when the run ends"
+
+
+def test_release_free_heap_calls_malloc_trim_where_the_c_library_has_it():
+    import ctypes
+
+    from termrl.rollout.runner import release_free_heap
+
+    has_trim = hasattr(ctypes.CDLL(None), "malloc_trim")
+    assert release_free_heap() is has_trim
