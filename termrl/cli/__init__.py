@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 import typer
 
 from termrl.cli import audit, cache, eval, report, sandbox, tasks, train, verify
@@ -20,5 +22,25 @@ app.command("quickstart")(train.quickstart_cmd)
 app.command("report")(report.report_cmd)
 
 
+OPTIONAL_VALUES = {"--ray": "local"}
+"""Options whose value may be left out, and what they mean then (``--ray`` alone: a local Ray)."""
+
+
+def with_optional_values(args: list[str]) -> list[str]:
+    """``args`` with the value of each option of ``OPTIONAL_VALUES`` given alone filled in.
+
+    >>> with_optional_values(["eval", "--ray", "--json"])
+    ['eval', '--ray', 'local', '--json']
+    >>> with_optional_values(["eval", "--ray", "10.0.0.1:6379"])
+    ['eval', '--ray', '10.0.0.1:6379']
+    """
+    out = []
+    for i, arg in enumerate(args):
+        out.append(arg)
+        if arg in OPTIONAL_VALUES and (i + 1 == len(args) or args[i + 1].startswith("-")):
+            out.append(OPTIONAL_VALUES[arg])
+    return out
+
+
 def main() -> None:
-    app()
+    app(args=with_optional_values(sys.argv[1:]))

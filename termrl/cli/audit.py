@@ -35,6 +35,10 @@ def audit_cmd(
                                                            "rows go to DIR/audit-rows.jsonl as it finishes."),
     resume: bool = typer.Option(False, "--resume", help="Finish the audit stored in --out (after a stop or a "
                                                         "kill): tasks already audited are not run again."),
+    ray: Optional[str] = typer.Option(None, "--ray", metavar="[ADDRESS]",
+                                      help="Audit on a Ray cluster, one Ray task per audited task: --ray HOST:PORT "
+                                           "joins it; --ray alone starts one on this machine. --workers is then "
+                                           "tasks in flight (default: one per cluster CPU)."),
 ) -> None:
     """Red-team a reward spec: does any exploit earn more than doing nothing? Exit 1 if so."""
     from termrl.hacks.audit import audit
@@ -84,8 +88,13 @@ def audit_cmd(
     started = time.monotonic()
     with progress:
         bar = progress.add_task(suite, total=len(tasks), completed=len(done))
-        report = audit(tasks, reward_spec, chosen, workers, on_task=lambda rows: progress.advance(bar),
-                       points=points, done=done, journal=journal)
+        try:
+            report = audit(tasks, reward_spec, chosen, workers, on_task=lambda rows: progress.advance(bar),
+                           points=points, done=done, journal=journal, ray=ray)
+        except (ConnectionError, ImportError) as e:
+            progress.stop()
+            err.print(f"[red]error:[/] --ray: {e}")
+            raise typer.Exit(2)
     report.update(suite=suite, spec=spec, skipped_tasks=skipped, wall_s=round(time.monotonic() - started, 3))
     if out is not None:
         out.mkdir(parents=True, exist_ok=True)

@@ -18,6 +18,10 @@ RESUME_KEYS = ("policy", "model", "suite", "spec", "samples", "action_format")
 """What must match for ``--resume`` to continue a run instead of mixing two."""
 
 
+LOCAL_MODELS = ("hf",)
+"""Policies that load a model into the process: one per episode on a cluster, so not with --ray."""
+
+
 def _fail(message: str) -> None:
     err.print(f"[red]error:[/] {message}")
     raise typer.Exit(2)
@@ -49,6 +53,10 @@ def eval_cmd(
     action_format: str = typer.Option("tool_call", "--action-format",
                                       help="How the agent is asked to act: tool_call, native, json, bash or "
                                            "example (replies in any of them are understood)."),
+    ray: Optional[str] = typer.Option(None, "--ray", metavar="[ADDRESS]",
+                                      help="Run the episodes on a Ray cluster: --ray HOST:PORT joins it; --ray "
+                                           "alone starts one on this machine. The policy must be scripted or an "
+                                           "endpoint (openai:): serve a model with vLLM for a cluster."),
 ) -> None:
     """Evaluate POLICY on SUITE: pass@1, pass@k, rewards, hack findings, error classes, bad cases."""
     from termrl.env import EnvConfig
@@ -88,6 +96,9 @@ def eval_cmd(
     given = (("temperature", temperature), ("max_new_tokens", max_new_tokens), ("dtype", dtype),
              ("stop_at_action", stop_at_action or None))
     options = {key: value for key, value in given if value is not None}
+    if ray is not None and policy.split(":", 1)[0] in LOCAL_MODELS:
+        _fail(f"--ray with --policy {policy}: every episode on the cluster would load the model again; serve it "
+              "with vLLM (`vllm serve PATH`) and pass --policy openai:http://HOST:8000/v1, or drop --ray")
     try:
         reward_spec = load_spec(spec)
         entries = envs.prepare(resolve(suite))
@@ -120,12 +131,22 @@ def eval_cmd(
 
         try:
             with accountant:
-                run_rollouts(tasks, agent, config, store=store, accountant=accountant, on_episode=advance,
-                             keep=False)
+                if ray is None:
+                    run_rollouts(tasks, agent, config, store=store, accountant=accountant, on_episode=advance,
+                                 keep=False)
+                else:
+                    from termrl.rollout.ray_backend import run_rollouts_ray
+
+                    run_rollouts_ray(tasks, policy, config, store=store, address=ray, on_episode=advance,
+                                     keep=False, model=model, **options)
         except stores.StoreError as e:
             progress.stop()
             err.print(f"[red]error:[/] {e}")
             raise typer.Exit(3)
+        except (ConnectionError, ImportError) as e:
+            progress.stop()
+            err.print(f"[red]error:[/] --ray: {e}")
+            raise typer.Exit(2)
     trajectories = store.read()
     summary = summarize(trajectories, ks=sorted({1, k}))
     summary.update(out=str(out), policy=policy, suite=suite, spec=spec, skipped_tasks=skipped,

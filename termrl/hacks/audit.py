@@ -352,7 +352,7 @@ def default_workers() -> int:
 def audit(tasks: Sequence[Task], spec, exploits: dict[str, Callable] | None = None,
           workers: int | None = None, on_task: Callable[[list[Row]], None] | None = None,
           points: Sequence[float] = PROGRESS_POINTS, done: Mapping[str, Mapping[str, list[Row]]] | None = None,
-          journal: Callable[[str, dict[str, list[Row]]], None] | None = None) -> dict:
+          journal: Callable[[str, dict[str, list[Row]]], None] | None = None, ray: str | None = None) -> dict:
     """Audit ``tasks`` against ``spec``: ``{"rows", "test_weak_tasks", "exploitable_tasks", ...}``
     (see ``audit_rows`` for how the episodes run). ``points``: the training progresses in
     [0, 1] the spec scores each episode at (its schedules move weights over training).
@@ -360,12 +360,19 @@ def audit(tasks: Sequence[Task], spec, exploits: dict[str, Callable] | None = No
     ``spec`` may be {name: spec} to audit several at once (each episode runs once): the report
     then holds ``"specs": {name: report}``, and ``exploitable_tasks`` is every task some spec lets
     an exploit profit from, as ``"spec: task"``. ``done`` and ``journal``: see ``audit_by_spec``
-    (``termrl audit --out DIR --resume``)."""
+    (``termrl audit --out DIR --resume``). ``ray``: run on a Ray cluster at this address
+    (``termrl.rollout.ray_backend.connect``; ``workers`` is then tasks in flight, default one
+    per cluster CPU)."""
     from termrl.hacks.exploits import EXPLOITS
 
     exploits = EXPLOITS if exploits is None else exploits
     points = _points(points)
-    by_spec = audit_by_spec(tasks, spec, exploits, workers or default_workers(), on_task, points, done, journal)
+    if ray is not None:
+        from termrl.rollout.ray_backend import audit_by_spec_ray
+
+        by_spec = audit_by_spec_ray(tasks, spec, exploits, workers, on_task, points, done, journal, address=ray)
+    else:
+        by_spec = audit_by_spec(tasks, spec, exploits, workers or default_workers(), on_task, points, done, journal)
     reports = {n: _report(rows, exploits, points) for n, rows in by_spec.items()}
     if not isinstance(spec, Mapping):
         return next(iter(reports.values()))

@@ -1,40 +1,55 @@
-"""Run the episodes of ``run_rollouts`` on a Ray cluster (optional extra: ``pip install 'termrl[ray]'``).
+"""termrl on a Ray cluster (optional extra: ``pip install 'termrl[ray]'``): rollouts, audits
+and verification.
+
+    termrl eval --policy openai:http://vllm:8000/v1 --suite builtin --ray HEAD:6379 --out runs/e1
+    termrl audit builtin --ray HEAD:6379 --out runs/a1
 
 What runs where:
 
-- **Driver** (the calling process): works out the episodes not yet in the store, submits
-  one Ray task per episode with at most ``config.workers`` in flight (the next is
-  submitted when one finishes), and writes each trajectory to the store as it arrives.
-  The reward spec is loaded here, so a TOML spec need not exist on the workers.
-- **Worker** (one Ray task per episode, ``num_cpus`` each): builds the policy from its
-  spec string, opens the episode's sandbox, plays, verifies and scores it
-  (``run_episode``), and returns the ``Trajectory``. Every worker node therefore needs
-  termrl installed and bubblewrap on ``PATH``, run as root or with user namespaces.
-- **Policy**: built anew in every task, so use an endpoint policy (``openai:``) or a
-  scripted one. A local ``hf:`` model would be loaded once per episode, on every worker
-  at once: on a cluster, serve the model with vLLM and point ``openai:`` at it. Turns
-  are sent one at a time per episode (the local runner's batcher does not span
-  processes); the server batches the concurrent episodes itself.
+- **Driver** (the calling process): works out the episodes (or audited tasks) not yet done,
+  submits one Ray task each with at most ``workers`` in flight, and writes each result to
+  the run's store or journal as it arrives, so ``--resume`` works as it does locally and
+  nothing is ever written twice. The reward spec is loaded here: a TOML spec need not
+  exist on the workers.
+- **Worker** (one Ray task per episode, ``num_cpus`` each): builds the policy, opens the
+  episode's sandbox, plays, verifies and scores it (``run_episode``) and returns the
+  ``Trajectory``. An audit's Ray task is one audited task: its baseline, do-nothing and
+  exploit episodes, sharing that task's set-up and verification caches
+  (``termrl.hacks.audit.audit_by_spec``). Every worker node needs termrl installed and
+  bubblewrap on ``PATH``, run as root or with user namespaces.
+- **Verifier actors** (``RayVerifierPool``): warm verifiers (``VerifierPool``) as Ray
+  actors; GRPO's and RFT's episodes hand their finished files to them, so verification
+  scales with the cluster's nodes, not with the trainer's CPU.
+- **Policy**: a spec string is built anew in every task; a policy object is sent once
+  (``ray.put``). Use an endpoint (``openai:``) or a scripted policy: a local ``hf:`` model
+  would be loaded once per episode on every worker at once, so the CLI refuses it; serve
+  the model with vLLM and point ``openai:`` at it. Turns are sent one at a time per episode;
+  the server batches the concurrent episodes itself.
 
-Failures follow ``run_rollouts``: a failing sandbox, policy call or verifier is recorded
-by ``run_episode``; a task that fails as a whole (the policy cannot be built, the worker
-died, after Ray's own retries of a lost worker) is recorded by the driver as a trajectory
-with ``ending = "error"`` and the error.
-The run goes on either way. Each trajectory's ``timing`` holds its own phase split,
-measured on its worker.
+Failures: a failing sandbox, policy call or verifier is recorded by ``run_episode`` as
+locally. A Ray task lost with its worker or node is run again (``max_retries`` times, by
+Ray, on a live node); after that, or when the task itself raised, the driver records it
+(``ending = "error"``, or audit rows with the error) and the run goes on. A retried
+episode was never stored (only the driver writes), so it is neither lost nor duplicated.
+Each trajectory's ``timing`` holds its own phase split, measured on its worker.
 """
 
 from __future__ import annotations
 
+import queue
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Self
 
 from termrl.policies import make_policy
-from termrl.protocols import Ending, Reply, Task, Trajectory, Turn
+from termrl.protocols import Ending, Evidence, Policy, Reply, Task, Trajectory, Turn
 from termrl.rollout.accounting import Accountant
 from termrl.rollout.runner import RolloutConfig, episode_id, run_episode
 
 INSTALL_HINT = "the Ray backend needs `pip install 'termrl[ray]'`"
+
+MAX_RETRIES = 2
+"""Times a Ray task lost with its worker or node is run again before it is recorded as an error."""
 
 
 def _import_ray():
@@ -45,9 +60,29 @@ def _import_ray():
     return ray
 
 
-def _play(task: Task, sample: int, policy_spec: str, options: dict, config: RolloutConfig, spec) -> Trajectory:
+def connect(address: str | None = None):
+    """Ray, initialised: join the cluster at ``address`` (``HOST:PORT``, or ``auto`` for the
+    one ``ray start`` runs on this machine); None or ``local``: ``RAY_ADDRESS`` when set,
+    otherwise a new single-node instance in this process. Already initialised: as it is."""
+    ray = _import_ray()
+    if ray.is_initialized():
+        return ray
+    if address in (None, "", "local"):
+        ray.init(include_dashboard=False, log_to_driver=False)
+    else:
+        try:
+            ray.init(address=address, log_to_driver=False)
+        except (ConnectionError, RuntimeError, ValueError) as e:
+            raise ConnectionError(f"no Ray cluster at {address!r} ({e}); start one with `ray start --head`, "
+                                  "or pass its head's HOST:PORT") from None
+    return ray
+
+
+def _play(task: Task, sample: int, policy, options: dict, config: RolloutConfig, spec) -> Trajectory:
     """One episode, on a Ray worker; generation is timed as in the local runner's batcher."""
-    policy, accountant, eid = make_policy(policy_spec, **options), Accountant(), episode_id(task, sample)
+    # a policy object was sent with ray.put: Ray hands the task the object itself
+    policy = make_policy(policy, **options) if isinstance(policy, str) else policy
+    accountant, eid = Accountant(), episode_id(task, sample)
 
     def ask(turn: Turn) -> Reply:
         started = time.perf_counter()
@@ -59,62 +94,201 @@ def _play(task: Task, sample: int, policy_spec: str, options: dict, config: Roll
     return run_episode(task, sample, policy.name, ask, config, spec, accountant)
 
 
-def _failed(task: Task, sample: int, policy_spec: str, error: BaseException) -> Trajectory:
-    """The record of an episode whose Ray task failed as a whole."""
+def failure_message(error: BaseException) -> str:
+    """What a Ray task's failure says: the error the task raised, or how Ray lost it."""
     cause = getattr(error, "cause", None)  # RayTaskError wraps what the task raised
     if isinstance(cause, BaseException):
-        message = f"remote task failed: {type(cause).__name__}: {cause}"
-    else:
-        message = f"remote task failed: {type(error).__name__}: {error}"
-    return Trajectory(episode_id=episode_id(task, sample), task_id=task.id, policy=policy_spec,
+        return f"remote task failed: {type(cause).__name__}: {cause}"
+    return f"remote task failed: {type(error).__name__}: {error}"
+
+
+def _failed(task: Task, sample: int, policy_name: str, error: BaseException) -> Trajectory:
+    """The record of an episode whose Ray task failed as a whole."""
+    return Trajectory(episode_id=episode_id(task, sample), task_id=task.id, policy=policy_name,
                       seed=task.meta.seed, split=task.meta.split, sample=sample,
-                      family=task.meta.family or None, ending=Ending.ERROR.value, error=message,
+                      family=task.meta.family or None, ending=Ending.ERROR.value, error=failure_message(error),
                       started=time.time())
 
 
-def run_rollouts_ray(tasks: Sequence[Task], policy_spec: str, config: RolloutConfig | None = None, *,
+def _stream(ray, jobs: Iterable, submit: Callable, workers: int,
+            done: Callable[[object, object, BaseException | None], None]) -> None:
+    """Run ``submit(job)`` for each job with at most ``workers`` in flight; ``done(job, result,
+    error)`` in the driver as each finishes. The driver stopping early cancels what is in flight."""
+    todo, inflight = iter(jobs), {}
+    try:
+        while True:
+            while len(inflight) < workers and (job := next(todo, None)) is not None:
+                inflight[submit(job)] = job
+            if not inflight:
+                return
+            ready, _ = ray.wait(list(inflight), num_returns=1)
+            for ref in ready:
+                job = inflight.pop(ref)
+                try:
+                    result, error = ray.get(ref), None
+                except Exception as e:  # noqa: BLE001 - RayTaskError, a lost worker or node: recorded, the run goes on
+                    result, error = None, e
+                done(job, result, error)
+    finally:
+        for ref in inflight:
+            ray.cancel(ref)
+
+
+def run_rollouts_ray(tasks: Sequence[Task], policy: str | Policy, config: RolloutConfig | None = None, *,
                      store=None, address: str | None = None,
                      on_episode: Callable[[Trajectory], None] | None = None,
-                     num_cpus: float = 1, **policy_options) -> list[Trajectory]:
-    """Every (task, sample) episode not already in ``store``, each a Ray task; returns the new trajectories.
+                     num_cpus: float = 1, max_retries: int = MAX_RETRIES, keep: bool = True,
+                     **policy_options) -> list[Trajectory]:
+    """Every (task, sample) episode not already in ``store``, each a Ray task; returns the new
+    trajectories (none with ``keep=False``: they go to ``store`` and ``on_episode`` only).
 
-    ``policy_spec`` and ``policy_options`` are handed to ``make_policy`` on the worker.
-    ``address`` is passed to ``ray.init`` when Ray is not initialised yet (None: start or
-    join a local instance, or ``RAY_ADDRESS``). ``num_cpus`` is reserved per episode.
+    ``policy``: a spec string for ``make_policy`` on the worker (with ``policy_options``), or a
+    policy object, sent once. ``address``: see ``connect``. ``config.workers``: episodes in
+    flight at once. ``num_cpus``: reserved per episode. ``max_retries``: runs again of an
+    episode whose worker or node died.
     """
     from termrl.reward.spec import load_spec
 
-    ray = _import_ray()
+    ray = connect(address)
     config = config or RolloutConfig()
     if config.workers < 1:
         raise ValueError(f"workers must be at least 1, got {config.workers}")
     spec = load_spec(config.spec) if isinstance(config.spec, str) else config.spec
+    name = policy if isinstance(policy, str) else policy.name
+    shipped = policy if isinstance(policy, str) else ray.put(policy)
     done = store.done_ids() if store is not None else set()
-    todo = iter([(t, s) for t in tasks for s in range(config.samples) if episode_id(t, s) not in done])
-    if not ray.is_initialized():
-        ray.init(address=address)
-    remote = ray.remote(_play).options(num_cpus=num_cpus)
-    inflight: dict = {}
+    todo = [(t, s) for t in tasks for s in range(config.samples) if episode_id(t, s) not in done]
+    remote = ray.remote(_play).options(num_cpus=num_cpus, max_retries=max_retries, retry_exceptions=False)
     results: list[Trajectory] = []
-    try:
-        while True:
-            while len(inflight) < config.workers and (item := next(todo, None)) is not None:
-                inflight[remote.remote(*item, policy_spec, policy_options, config, spec)] = item
-            if not inflight:
-                break
-            ready, _ = ray.wait(list(inflight), num_returns=1)
-            for ref in ready:
-                task, sample = inflight.pop(ref)
-                try:
-                    traj = ray.get(ref)
-                except Exception as e:  # noqa: BLE001 - RayTaskError, worker died: recorded, the run goes on
-                    traj = _failed(task, sample, policy_spec, e)
-                if store is not None:
-                    store.write([traj])
-                results.append(traj)
-                if on_episode:
-                    on_episode(traj)
-    finally:
-        for ref in inflight:  # the driver stopped early: do not leave episodes running
-            ray.cancel(ref)
+
+    def finished(job, traj, error) -> None:
+        if error is not None:
+            traj = _failed(*job, name, error)
+        if store is not None:
+            store.write([traj])
+        if keep:
+            results.append(traj)
+        if on_episode:
+            on_episode(traj)
+
+    _stream(ray, todo, lambda job: remote.remote(*job, shipped, policy_options, config, spec), config.workers,
+            finished)
     return results
+
+
+def _audit_one(task: Task, spec, exploits: dict, threads: int, points: tuple) -> dict:
+    from termrl.hacks.audit import audit_by_spec
+
+    return {name: rows for name, rows in audit_by_spec([task], spec, exploits, threads, points=points).items()}
+
+
+def cluster_cpus(ray) -> int:
+    """The CPUs the cluster has, at least 1: Ray tasks kept in flight when the caller gives no number."""
+    return max(1, int(ray.cluster_resources().get("CPU", 1)))
+
+
+def audit_by_spec_ray(tasks: Sequence[Task], spec, exploits: dict[str, Callable], workers: int | None,
+                      on_task: Callable[[list], None] | None = None, points: Sequence[float] = (1.0,),
+                      done: Mapping[str, Mapping[str, list]] | None = None,
+                      journal: Callable[[str, dict[str, list]], None] | None = None, *,
+                      address: str | None = None, threads: int = 4, num_cpus: float = 1,
+                      max_retries: int = MAX_RETRIES) -> dict[str, list]:
+    """``termrl.hacks.audit.audit_by_spec`` on a Ray cluster: one Ray task per audited task
+    (``threads`` of its episodes at once on its worker), ``workers`` tasks in flight (None: one
+    per CPU of the cluster). A task
+    whose Ray task failed gets a row per exploit with the error, as a task whose baseline
+    could not run does locally."""
+    from termrl.hacks.audit import Row, _points, _specs
+
+    ray = connect(address)
+    points = _points(points)
+    names = list(_specs(spec))
+    by_task: dict[str, dict[str, list]] = {tid: {n: list(rows[n]) for n in names} for tid, rows in (done or {}).items()}
+    remote = ray.remote(_audit_one).options(num_cpus=num_cpus, max_retries=max_retries, retry_exceptions=False)
+
+    def finished(task: Task, rows_by_spec: dict | None, error: BaseException | None) -> None:
+        if error is not None:
+            rows = [Row(task.id, name, False, None, None, points[0], None, error=failure_message(error))
+                    for name in exploits]
+            rows_by_spec = {n: list(rows) for n in names}
+        by_task[task.id] = rows_by_spec
+        if journal:
+            journal(task.id, rows_by_spec)
+        if on_task:
+            on_task(rows_by_spec[names[0]])
+
+    _stream(ray, [t for t in tasks if t.id not in by_task],
+            lambda task: remote.remote(task, spec, exploits, threads, points), workers or cluster_cpus(ray), finished)
+    return {n: [r for t in tasks for r in by_task[t.id][n]] for n in names}
+
+
+class _VerifierActor:
+    """A warm ``VerifierPool`` on a Ray worker (the body of ``RayVerifierPool``'s actors)."""
+
+    def __init__(self, workers: int, static: bool, memory_mb: int):
+        from termrl.verify.pool import VerifierPool
+
+        self.pool = VerifierPool(workers=workers, static=static, memory_mb=memory_mb)
+
+    def verify(self, task: Task, files: Mapping[str, bytes], trace: list[dict] | None) -> Evidence:
+        return self.pool.verify_files(task, files, trace=trace)
+
+    def close(self) -> None:
+        self.pool.close()
+
+
+class RayVerifierPool:
+    """``VerifierPool``'s ``verify_files`` on ``actors`` Ray actors, each a warm verifier of
+    ``workers`` sandboxes; thread-safe (each call waits for a free slot). An actor whose
+    worker or node dies is restarted by Ray and the call run again (``max_retries``); past
+    that the evidence is unverified (reward None), as any harness failure, never an error
+    raised into training. Use it as ``termrl.episode.PoolVerifier(RayVerifierPool(...))``."""
+
+    def __init__(self, actors: int = 2, workers: int = 1, *, address: str | None = None, static: bool = True,
+                 memory_mb: int = 2048, num_cpus: float = 1, max_retries: int = MAX_RETRIES):
+        if actors < 1 or workers < 1:
+            raise ValueError(f"a verifier pool needs at least one actor and one worker each, got {actors} and {workers}")
+        self._ray = ray = connect(address)
+        cls = ray.remote(_VerifierActor).options(num_cpus=num_cpus, max_concurrency=workers,
+                                                  max_restarts=max_retries, max_task_retries=max_retries)
+        self._actors = [cls.remote(workers, static, memory_mb) for _ in range(actors)]
+        self._free: queue.Queue = queue.Queue()
+        for actor in self._actors:
+            for _ in range(workers):
+                self._free.put(actor)
+        self.workers = actors * workers
+        """Verifications run at once."""
+
+    def verify_files(self, task: Task, files: Mapping[str, bytes], trace: list[dict] | None = None) -> Evidence:
+        """``VerifierPool.verify_files`` on a free actor."""
+        from termrl.verify import unverified
+
+        actor = self._free.get()
+        try:
+            return self._ray.get(actor.verify.remote(task, dict(files), trace))
+        except Exception as e:  # noqa: BLE001 - a harness failure: unverified, the reward is None
+            return unverified(task.id, RuntimeError(failure_message(e)))
+        finally:
+            self._free.put(actor)
+
+    def map(self, jobs: Iterable[tuple[Task, Mapping[str, bytes]]]) -> list[Evidence]:
+        """Verify many (task, files) pairs on the actors at once, in order."""
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(max_workers=self.workers) as ex:
+            return list(ex.map(lambda job: self.verify_files(*job), jobs))
+
+    def close(self) -> None:
+        for actor in self._actors:
+            try:
+                self._ray.get(actor.close.remote(), timeout=60)
+            except Exception:  # noqa: BLE001, S110 - a dead actor holds no sandbox to close
+                pass
+            self._ray.kill(actor)
+        self._actors.clear()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
