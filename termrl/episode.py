@@ -123,17 +123,29 @@ class SandboxVerifier:
 
 @dataclass(frozen=True)
 class PoolVerifier:
-    """The hidden tests run on a warm ``VerifierPool`` over the agent's final files (fast: no
-    sandbox start-up, no pytest import). Needs the snapshot: use it with ``detect=True``,
-    or it takes its own."""
+    """The hidden tests run on a warm ``VerifierPool`` (or ``RayVerifierPool``) over a copy of
+    the agent's workspace: fast, no sandbox start-up, no pytest import, and on a cluster
+    somewhere else than the episode. Only where that copy is the whole of what the tests see:
+    a task the pool's fast path fits (``fits_fast_path``: pytest tests, no set-up, nothing
+    outside the workdir) and a workspace that is files and their permission bits
+    (``workspace.exact_files``). Any other episode is verified in its own sandbox, as
+    ``SandboxVerifier`` does, so the evidence never depends on which verifier ran."""
 
     pool: object
-    """A ``termrl.verify.pool.VerifierPool`` (or anything with its ``verify_files``)."""
+    """A ``termrl.verify.pool.VerifierPool`` (or anything with its ``verify_files`` and ``workdir``)."""
+    fallback: SandboxVerifier = SandboxVerifier()
+    """What verifies the episodes the pool cannot."""
 
     def __call__(self, task: Task, box: Sandbox, before: Mapping[str, bytes],
                  after: Mapping[str, bytes] | None, trace: list[dict]) -> Evidence:
-        files = after if after is not None else workspace.snapshot(box)
-        return self.pool.verify_files(task, files, trace=trace)
+        from termrl.verify.pool import fits_fast_path
+
+        exact = workspace.exact_files(box) if fits_fast_path(task, getattr(self.pool, "workdir", "/workspace")) \
+            else None
+        if exact is None:
+            return self.fallback(task, box, before, after, trace)
+        files, modes = exact
+        return self.pool.verify_files(task, files, trace=trace, modes=modes)
 
 
 # --------------------------------------------------------------------------- the end

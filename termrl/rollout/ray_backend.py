@@ -230,8 +230,9 @@ class _VerifierActor:
 
         self.pool = VerifierPool(workers=workers, static=static, memory_mb=memory_mb)
 
-    def verify(self, task: Task, files: Mapping[str, bytes], trace: list[dict] | None) -> Evidence:
-        return self.pool.verify_files(task, files, trace=trace)
+    def verify(self, task: Task, files: Mapping[str, bytes], trace: list[dict] | None,
+               modes: Mapping[str, int] | None) -> Evidence:
+        return self.pool.verify_files(task, files, trace=trace, modes=modes)
 
     def close(self) -> None:
         self.pool.close()
@@ -258,15 +259,25 @@ class RayVerifierPool:
                 self._free.put(actor)
         self.workers = actors * workers
         """Verifications run at once."""
+        self.verifications = 0
+        """Verifications asked of the actors so far."""
+        self.failures = 0
+        """Of them, those lost with their actor past its retries (unverified evidence)."""
 
-    def verify_files(self, task: Task, files: Mapping[str, bytes], trace: list[dict] | None = None) -> Evidence:
+    workdir = "/workspace"
+    """The workdir the actors' sandboxes verify in (``fits_fast_path``)."""
+
+    def verify_files(self, task: Task, files: Mapping[str, bytes], trace: list[dict] | None = None,
+                     modes: Mapping[str, int] | None = None) -> Evidence:
         """``VerifierPool.verify_files`` on a free actor."""
         from termrl.verify import unverified
 
         actor = self._free.get()
         try:
-            return self._ray.get(actor.verify.remote(task, dict(files), trace))
+            self.verifications += 1
+            return self._ray.get(actor.verify.remote(task, dict(files), trace, dict(modes or {})))
         except Exception as e:  # noqa: BLE001 - a harness failure: unverified, the reward is None
+            self.failures += 1
             return unverified(task.id, RuntimeError(failure_message(e)))
         finally:
             self._free.put(actor)

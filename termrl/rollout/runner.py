@@ -48,6 +48,9 @@ class RolloutConfig:
     progress: float = 1.0
     """Training progress the spec's schedules are evaluated at (1.0: the end, for evaluation)."""
     env: EnvConfig = field(default_factory=EnvConfig)
+    verifier: object | None = None
+    """How each episode is verified (``termrl.episode.Verifier``): None, in its own sandbox;
+    ``PoolVerifier(RayVerifierPool(...))`` on a Ray cluster's warm verifiers."""
 
 
 def episode_id(task: Task, sample: int) -> str:
@@ -145,7 +148,7 @@ def run_episode(task: Task, sample: int, policy_name: str, ask: Callable[[Turn],
     traj = Trajectory(episode_id=eid, task_id=task.id, policy=policy_name, seed=task.meta.seed,
                       split=task.meta.split, sample=sample, family=task.meta.family or None, started=time.time())
     env = TerminalEnv(config.env, spec=spec, progress=config.progress,
-                      phase=lambda name: accountant.phase(name, eid))
+                      phase=lambda name: accountant.phase(name, eid), verifier=config.verifier)
     try:
         env.reset(task)
         traj.prompt = [dict(m) for m in env.messages]

@@ -187,6 +187,19 @@ class EvalSection:
 
 
 @dataclass
+class RaySection:
+    address: str = ""
+    """A Ray cluster to verify episodes on (GRPO's rollouts, RFT's and DPO's samples, the
+    evaluations): its head's HOST:PORT, ``auto`` for the one ``ray start`` runs on this machine,
+    or ``local`` for one started in this process; "" verifies on this machine. Not part of
+    what a resumed run must keep: a run may resume on another cluster, or none."""
+    verifier_actors: int = 2
+    """Warm verifiers (Ray actors, one CPU each) on the cluster."""
+    verifier_workers: int = 1
+    """Sandboxes per actor: verifications each runs at once."""
+
+
+@dataclass
 class LoggingConfig:
     tensorboard: bool = True
     """Write metrics for TensorBoard under OUTPUT_DIR/tensorboard."""
@@ -215,6 +228,7 @@ class TrainConfig:
     dpo: DPOSection = field(default_factory=DPOSection)
     eval: EvalSection = field(default_factory=EvalSection)
     logging: LoggingConfig = field(default_factory=LoggingConfig)
+    ray: RaySection = field(default_factory=RaySection)
 
     def to_dict(self) -> dict:
         return dataclasses.asdict(self)
@@ -316,7 +330,9 @@ def _check(cfg: TrainConfig, source: str) -> None:
     for name, value in (("grpo.steps", cfg.grpo.steps), ("dpo.steps", cfg.dpo.steps),
                         ("rft.rounds", cfg.rft.rounds), ("rft.samples_per_task", cfg.rft.samples_per_task),
                         ("dpo.samples_per_task", cfg.dpo.samples_per_task), ("eval.samples", cfg.eval.samples),
-                        ("logging.save_steps", cfg.logging.save_steps)):
+                        ("logging.save_steps", cfg.logging.save_steps),
+                        ("ray.verifier_actors", cfg.ray.verifier_actors),
+                        ("ray.verifier_workers", cfg.ray.verifier_workers)):
         if value < 1:
             raise bad(name, "must be at least 1")
     if cfg.dpo.samples_per_task < 2:

@@ -25,11 +25,14 @@ before training goes on: each step's rollouts are stored exactly once. Sampled e
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import dataclasses
 import json
 import re
 import shutil
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 from termrl.rollout.accounting import Accountant
@@ -50,12 +53,13 @@ def _prepare_dir(cfg: TrainConfig, resume: bool) -> Path:
         if not resume:
             raise ResumeError(f"{out} already holds a run: pass --resume to finish it, or choose another output_dir")
         old = _with_defaults(json.loads(saved.read_text()))
-        if old != cfg.to_dict():
-            if _more_rounds(old, cfg.to_dict()):
+        if _what_it_does(old) != _what_it_does(cfg.to_dict()):
+            if _more_rounds(_what_it_does(old), _what_it_does(cfg.to_dict())):
                 print(f"termrl train: {out}: extending the run from {old['rft']['rounds']} to {cfg.rft.rounds} "
                       "RFT rounds (the rounds done are kept)", file=sys.stderr)
             else:
-                diff = sorted(k for k in set(old) | set(cfg.to_dict()) if old.get(k) != cfg.to_dict().get(k))
+                new = _what_it_does(cfg.to_dict())
+                diff = sorted(k for k in set(_what_it_does(old)) | set(new) if old.get(k) != new.get(k))
                 raise ResumeError(f"{saved} was written by a run with other settings (differs in: "
                                   f"{', '.join(diff)}); resume with the same config (a finished RFT run may be "
                                   "given more rft.rounds), or choose another output_dir")
@@ -64,6 +68,40 @@ def _prepare_dir(cfg: TrainConfig, resume: bool) -> Path:
     out.mkdir(parents=True, exist_ok=True)
     saved.write_text(json.dumps(cfg.to_dict(), indent=1))
     return out
+
+
+WHERE_IT_RUNS = ("ray",)
+"""Config sections that say where a run's work is done, not what it does: a resumed run may change them."""
+
+
+def _what_it_does(config: dict) -> dict:
+    return {k: v for k, v in config.items() if k not in WHERE_IT_RUNS}
+
+
+CLUSTER_VERIFIER: contextvars.ContextVar = contextvars.ContextVar("cluster_verifier", default=None)
+"""The run's ``PoolVerifier`` on Ray actors while ``run_training`` runs with ``ray.address`` set."""
+
+
+@contextlib.contextmanager
+def cluster_verifier(cfg: TrainConfig) -> Iterator[dict]:
+    """While it is open, the run's episodes are verified on ``cfg.ray``'s cluster (nothing
+    without an address). Yields what results.json says of it, filled in when it closes:
+    ``{"address", "actors", "verifications", "failures"}`` ({} without a cluster)."""
+    record: dict = {}
+    if not cfg.ray.address:
+        yield record
+        return
+    from termrl.episode import PoolVerifier
+    from termrl.rollout.ray_backend import RayVerifierPool
+
+    with RayVerifierPool(cfg.ray.verifier_actors, cfg.ray.verifier_workers, address=cfg.ray.address) as pool:
+        token = CLUSTER_VERIFIER.set(PoolVerifier(pool))
+        try:
+            yield record
+        finally:
+            CLUSTER_VERIFIER.reset(token)
+            record.update(address=cfg.ray.address, actors=cfg.ray.verifier_actors,
+                          verifications=pool.verifications, failures=pool.failures)
 
 
 def _with_defaults(saved: dict) -> dict:
@@ -234,6 +272,7 @@ def run_grpo(cfg: TrainConfig, out: Path, model_dir: Path, accountant: Accountan
     store = TrajectoryStore(out / "rollouts")
     trainer = train_grpo(model, tokenizer, _tasks(cfg.tasks.train), cfg.spec, args, _peft(cfg), accountant,
                          env_config=_env(cfg), workers=g.workers, on_batch=_rollout_recorder(store),
+                         verifier=CLUSTER_VERIFIER.get(),
                          resume_from_checkpoint=str(checkpoint) if checkpoint else None)
     _save(trainer, tokenizer, out / "final")
     return {"steps": trainer.state.global_step, "resumed_from": str(checkpoint) if checkpoint else None,
@@ -263,7 +302,8 @@ def _save(trainer, tokenizer, where: Path) -> None:
 def _sampling(cfg: TrainConfig, samples: int, temperature: float):
     from termrl.rollout.runner import RolloutConfig
 
-    return RolloutConfig(samples=samples, workers=cfg.eval.workers, spec=cfg.spec, env=_env(cfg)), \
+    return RolloutConfig(samples=samples, workers=cfg.eval.workers, spec=cfg.spec, env=_env(cfg),
+                         verifier=CLUSTER_VERIFIER.get()), \
         {"temperature": temperature, "max_new_tokens": cfg.eval.max_new_tokens, "seed": cfg.seed,
          "stop_at_action": cfg.eval.stop_at_action, "dtype": cfg.model.dtype}
 
@@ -424,7 +464,7 @@ def run_training(cfg: TrainConfig, resume: bool = False) -> dict:
     sets = [(name, suite) for name, suite in (("heldout", cfg.tasks.heldout),
                                               ("transfer", cfg.tasks.transfer)) if suite]
     before, after, stores = {}, {}, {}
-    with accountant:
+    with accountant, cluster_verifier(cfg) as cluster:
         model_dir = _model_dir(cfg, out)
         if cfg.eval.before:
             for name, suite in sets:
@@ -443,6 +483,6 @@ def run_training(cfg: TrainConfig, resume: bool = False) -> dict:
                "transfer": after.get("transfer"), "transfer_before": before.get("transfer"),
                **before_after(before.get("heldout"), after.get("heldout"), "heldout", pairs.get("heldout")),
                **before_after(before.get("transfer"), after.get("transfer"), "transfer", pairs.get("transfer")),
-               "compute": compute, "config": dataclasses.asdict(cfg)}
+               "compute": compute, "config": dataclasses.asdict(cfg), **({"ray": cluster} if cluster else {})}
     (out / "results.json").write_text(json.dumps(results, indent=1, default=str))
     return results

@@ -160,9 +160,11 @@ class VerifierPool:
             self.close()
             raise
 
-    def verify_files(self, task: Task, files: Mapping[str, bytes], trace: list[dict] | None = None) -> Evidence:
+    def verify_files(self, task: Task, files: Mapping[str, bytes], trace: list[dict] | None = None,
+                     modes: Mapping[str, int] | None = None) -> Evidence:
         """Verify ``task`` with its workspace replaced by ``files`` (path -> bytes, the agent's output
-        over the task's initial files). A harness failure is unverified evidence, never raised."""
+        over the task's initial files; ``modes``: their permission bits, where not 0o644 or the
+        task's own). A harness failure is unverified evidence, never raised."""
         before = {p: f.data for p, f in task.workspace.items()}
         after = {**before, **files}
         if not fits_fast_path(task, self.workdir):
@@ -173,7 +175,8 @@ class VerifierPool:
             tests, targets = canary.add_to(task.tests, TESTS_DIR, [f"{TESTS_DIR}/{f}" for f in task.test_spec.pytest_files]
                                            or [TESTS_DIR])
             box.ensure_alive()
-            box.reset({p: TaskFile(d) for p, d in after.items()}, tests)
+            given = {p: f.mode for p, f in task.workspace.items()} | dict(modes or {})
+            box.reset({p: TaskFile(d, given.get(p, 0o644)) for p, d in after.items()}, tests)
             build = stages.timed("build", stages.build, task, box, after)
             per_test = per_test_default(task)
             key = secrets.token_hex(32)

@@ -34,6 +34,45 @@ def snapshot(box: Sandbox) -> dict[str, bytes]:
         raise SandboxError(f"could not read the workspace: {type(e).__name__}: {e}") from e
 
 
+EXACT_LIMIT = 64 << 20
+"""Bytes of a workspace ``exact_files`` copies at most."""
+
+
+def exact_files(box: Sandbox) -> tuple[dict[str, bytes], dict[str, int]] | None:
+    """The whole workdir as files and their permission bits, or None when files are not all of it
+    (a link, a special file, an empty folder, more than ``EXACT_LIMIT`` bytes) or the backend
+    gives no host path: what a warm verifier may verify in the episode's stead.
+
+    >>> exact_files(object()) is None
+    True
+    """
+    host = getattr(box, "host_workspace", None)
+    if host is None:
+        return None
+    root, files, modes, total = host(), {}, {}, 0
+    try:
+        for dirpath, dirnames, filenames in os.walk(root):
+            here = Path(dirpath)
+            if not dirnames and not filenames and here != root:
+                return None  # an empty folder: files cannot say it is there
+            for name in dirnames:
+                if (here / name).is_symlink():
+                    return None
+            for name in filenames:
+                path = here / name
+                st = path.lstat()
+                if not stat.S_ISREG(st.st_mode):
+                    return None
+                total += st.st_size
+                if total > EXACT_LIMIT:
+                    return None
+                rel = path.relative_to(root).as_posix()
+                files[rel], modes[rel] = path.read_bytes(), stat.S_IMODE(st.st_mode)
+    except OSError:
+        return None
+    return files, modes
+
+
 def home_snapshot(box: Sandbox) -> dict[str, bytes]:
     """Every regular file of the agent's HOME (dotfiles, ~/.local), path relative to HOME.
 

@@ -116,6 +116,49 @@ def test_verifier_actors_give_the_evidence_a_local_verifier_pool_gives(cluster, 
     assert local == [(True, True), (False, True), (False, True)]
 
 
+def test_rollouts_verified_on_the_clusters_actors_score_as_local_ones(cluster, monkeypatch):
+    import ray
+
+    from termrl.episode import PoolVerifier
+    from termrl.policies.scripted import NopPolicy, OraclePolicy
+    from termrl.rollout.ray_backend import RayVerifierPool
+    from termrl.rollout.runner import RolloutConfig, run_rollouts
+    from termrl.tasks.suites import resolve
+
+    monkeypatch.setattr("ray._private.services.get_node_ip_address", lambda address=None: "127.0.0.1")
+    tasks = [e.task for e in resolve(SUITE)]
+
+    def scores(config: RolloutConfig) -> list[tuple]:
+        got = run_rollouts(tasks, OraclePolicy(), config) + run_rollouts(tasks, NopPolicy(), config)
+        return sorted((t.episode_id, t.policy, t.passed, t.reward, t.error) for t in got)
+
+    local = scores(RolloutConfig(workers=2))
+    ray.init(address=cluster.address, log_to_driver=False)
+    try:
+        with RayVerifierPool(actors=2, workers=1) as pool:
+            remote = scores(RolloutConfig(workers=2, verifier=PoolVerifier(pool)))
+            assert pool.verifications == len(remote) == 8 and pool.failures == 0
+    finally:
+        ray.shutdown()
+    assert remote == local
+    assert [p for _, _, p, _, _ in local].count(True) == 4
+
+
+def test_a_training_run_verifies_its_episodes_on_the_cluster(cluster, tmp_path):
+    from tests.train.test_train_cli import RFT_CONFIG
+
+    path = tmp_path / "rft.toml"
+    path.write_text(RFT_CONFIG.format(out=tmp_path / "run"))
+    done = cluster.driver(*TERMRL, "train", str(path), "--json", "--set", f"ray.address={cluster.address}",
+                          "--set", "ray.verifier_actors=2")
+    assert done.returncode == 0, done.stderr[-3000:]
+    results = json.loads(done.stdout)
+    episodes = sum(results[name]["episodes"] + results[f"{name}_before"]["episodes"] for name in ("heldout", "transfer"))
+    sampled = results["training"]["rounds"][0]["sampled"]
+    assert results["ray"] == {"address": cluster.address, "actors": 2, "verifications": episodes + sampled,
+                              "failures": 0}
+
+
 def sandboxes_of(root: int) -> list[int]:
     """The bubblewrap processes below ``root``."""
     children: dict[int, list[int]] = {}

@@ -144,9 +144,11 @@ def test_single_action_trace_step_is_the_environments():
         def __init__(self, pool):
             self.pool, self.traces = pool, []
 
-        def verify_files(self, task, files, trace):
+        workdir = "/workspace"
+
+        def verify_files(self, task, files, trace, modes=None):
             self.traces.append(trace)
-            return self.pool.verify_files(task, files, trace=trace)
+            return self.pool.verify_files(task, files, trace=trace, modes=modes)
 
     seed = 7
     task = FAMILY.generate(seed)

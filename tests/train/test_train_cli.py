@@ -60,6 +60,7 @@ def test_config_errors_name_the_field_and_fix(tmp_path):
         (["grpo.steps=ten"], "'grpo.steps': expected int"),
         (["grpo.lr=1"], "unknown field 'grpo.lr'"),
         (["model.path=/m"], "'model.path'"),
+        (["ray.verifier_actors=0"], "'ray.verifier_actors': must be at least 1"),
     ]
     for overrides, needle in cases:
         with pytest.raises(ConfigError, match=needle) as e:
@@ -227,3 +228,16 @@ def test_before_after_is_a_two_proportion_test_over_scored_episodes():
     pairs = {"episodes": 200, "gained": 14, "lost": 0, "mcnemar_p": 0.000122}
     got = before_after(before, after, "heldout", pairs)
     assert (got["heldout_gained"], got["heldout_lost"], got["heldout_mcnemar_p"]) == (14, 0, 0.000122)
+
+
+def test_a_run_resumes_on_another_cluster_but_not_with_other_settings(tmp_path):
+    """Where episodes are verified (the ``ray`` section) is not what the run does: a resumed run
+    may change it; a changed setting of the run itself is refused."""
+    from termrl.train.run import ResumeError, _prepare_dir
+
+    path, out = write(tmp_path)
+    _prepare_dir(load_config(path), resume=False)
+    (out / "config.json").write_text(json.dumps(load_config(path).to_dict()))
+    assert _prepare_dir(load_config(path, ["ray.address=10.0.0.1:6379", "ray.verifier_actors=8"]), resume=True) == out
+    with pytest.raises(ResumeError, match="differs in: seed"):
+        _prepare_dir(load_config(path, ["seed=3"]), resume=True)

@@ -87,3 +87,54 @@ def test_trace_stage_records_the_agents_commands(pool):
     ev = pool.verify_files(task_with(b"def test_ok():\n    pass\n"), {}, trace=steps)
     data = ev.stages["trace"].data
     assert (data["commands"], data["failed"], data["format_errors"], data["output_bytes"]) == (3, 1, 1, 109)
+
+
+class Recording:
+    """A pool that says which verifications reached it."""
+
+    workdir = "/workspace"
+
+    def __init__(self, pool):
+        self.pool, self.calls = pool, []
+
+    def verify_files(self, task, files, trace=None, modes=None):
+        self.calls.append((dict(files), dict(modes or {})))
+        return self.pool.verify_files(task, files, trace=trace, modes=modes)
+
+
+def finished(task: Task, commands: list[str]):
+    box = open_sandbox(task)
+    before = {p: f.data for p, f in task.workspace.items()}
+    for command in commands:
+        assert box.run(["/bin/sh", "-c", command], timeout=60).exit_code == 0
+    return box, before
+
+
+def test_a_pool_verifier_carries_permission_bits_and_gives_the_sandboxs_evidence(pool):
+    from termrl.episode import PoolVerifier, SandboxVerifier
+
+    task = find_task("logs-count-3")  # its tests run ./logcount: the executable bit matters
+    box, before = finished(task, [task.solution])
+    try:
+        recording = Recording(pool)
+        pooled = PoolVerifier(recording)(task, box, before, None, [])
+        in_place = SandboxVerifier()(task, box, before, None, [])
+    finally:
+        box.close()
+    assert len(recording.calls) == 1 and recording.calls[0][1]["logcount"] & 0o111
+    assert pooled.passed and in_place.passed
+
+
+@pytest.mark.parametrize("command", ["ln -s /etc/passwd link", "mkdir empty", "mkfifo pipe"])
+def test_a_workspace_that_is_more_than_files_is_verified_in_its_own_sandbox(pool, command):
+    from termrl.episode import PoolVerifier
+
+    task = find_task("logs-count-3")
+    box, before = finished(task, [task.solution, command])
+    try:
+        recording = Recording(pool)
+        evidence = PoolVerifier(recording)(task, box, before, None, [])
+    finally:
+        box.close()
+    assert recording.calls == [], "the pool never saw it"
+    assert evidence.verified and evidence.passed
