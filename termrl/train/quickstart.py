@@ -216,10 +216,11 @@ class SingleActionEvaluator:
     """
 
     def __init__(self, family: str, pool, backend: str = "bwrap", command_timeout_s: float = 10.0,
-                 cache_size: int = 4096, observation_chars: int = 4000):
+                 cache_size: int = 4096, observation_chars: int = 4000, phase=None):
         from termrl.tasks.families import get_family
 
-        self.family, self.pool = get_family(family), pool
+        self.family, self.pool, self.phase = get_family(family), pool, phase
+        """``phase``: an ``Accountant.phase`` the episodes' environment, verification and detection time go to."""
         self.config = EnvConfig(max_steps=1, backend=backend, command_timeout_s=command_timeout_s,
                                 observation_chars=observation_chars)
         self.cache_size = cache_size
@@ -253,7 +254,7 @@ class SingleActionEvaluator:
         """The one-step episode of ``completion`` on the task of ``seed``, finished and unscored."""
         self.runs += 1
         task = self.family.generate(seed)
-        with TerminalEnv(self.config, verifier=PoolVerifier(self.pool)) as env:
+        with TerminalEnv(self.config, verifier=PoolVerifier(self.pool), phase=self.phase) as env:
             try:
                 env.reset(task)
             except HarnessError as e:
@@ -326,29 +327,42 @@ def train_sft(init_dir: Path, out_dir: Path, config: QuickstartConfig, seeds: Se
             "first_loss": losses[0] if losses else None, "last_loss": losses[-1] if losses else None}
 
 
+def grpo_rows(config: QuickstartConfig, seeds: Sequence[int]) -> list[dict]:
+    """GRPO's dataset: the prompt of each seed's task, and the seed (the evaluator regenerates the task)."""
+    from termrl.tasks.families import get_family
+
+    family = get_family(config.family)
+    return [{"prompt": prompt_messages(family.generate(s), config.system_prompt), "seed": s} for s in seeds]
+
+
+def grpo_args(config: QuickstartConfig, out_dir: Path):
+    """The quickstart's ``GRPOConfig`` (CPU, no checkpoints, a log line per step)."""
+    from trl import GRPOConfig
+
+    return GRPOConfig(output_dir=str(out_dir / "trainer"), use_cpu=True, bf16=False, report_to="none",
+                      max_steps=config.grpo_steps, per_device_train_batch_size=config.prompts_per_step
+                      * config.num_generations, num_generations=config.num_generations,
+                      num_iterations=config.grpo_iterations, max_completion_length=config.max_completion_tokens,
+                      temperature=config.temperature, learning_rate=config.grpo_learning_rate,
+                      lr_scheduler_type="constant", adam_beta2=0.95, weight_decay=0.0, beta=config.grpo_beta,
+                      logging_steps=1, save_strategy="no", seed=config.seed, disable_tqdm=True,
+                      dataloader_num_workers=0)
+
+
 def train_grpo(sft_dir: Path, out_dir: Path, config: QuickstartConfig, seeds: Sequence[int],
                say: Callable[[str], None] = print) -> dict:
     """GRPO from ``sft_dir`` on ``seeds`` with the spec's reward from sandboxed execution."""
     from datasets import Dataset
     from transformers import AutoModelForCausalLM, AutoTokenizer, PrinterCallback
-    from trl import GRPOConfig, GRPOTrainer
+    from trl import GRPOTrainer
 
     from termrl.reward.exports.trl import trl_reward_funcs
     from termrl.reward.spec import load_spec
-    from termrl.tasks.families import get_family
     from termrl.verify.pool import VerifierPool
 
-    family = get_family(config.family)
-    rows = [{"prompt": prompt_messages(family.generate(s), config.system_prompt), "seed": s} for s in seeds]
+    rows = grpo_rows(config, seeds)
     batch = config.prompts_per_step * config.num_generations
-    args = GRPOConfig(output_dir=str(out_dir / "trainer"), use_cpu=True, bf16=False, report_to="none",
-                      max_steps=config.grpo_steps, per_device_train_batch_size=batch,
-                      num_generations=config.num_generations, num_iterations=config.grpo_iterations,
-                      max_completion_length=config.max_completion_tokens,
-                      temperature=config.temperature, learning_rate=config.grpo_learning_rate,
-                      lr_scheduler_type="constant", adam_beta2=0.95, weight_decay=0.0, beta=config.grpo_beta,
-                      logging_steps=1,
-                      save_strategy="no", seed=config.seed, disable_tqdm=True, dataloader_num_workers=0)
+    args = grpo_args(config, out_dir)
     tokenizer = AutoTokenizer.from_pretrained(sft_dir)
     model = AutoModelForCausalLM.from_pretrained(sft_dir)
     spec = load_spec(config.spec)

@@ -1,0 +1,141 @@
+"""What termrl adds to an RL step: bare TRL GRPO vs termrl's GRPO, side by side in one run.
+
+Both train the same model (the quickstart's tiny model after a short SFT, so that its replies
+are real actions) with the same ``GRPOConfig`` (the quickstart's: batch, group size, completion
+length, seed) for the same number of steps on the same prompts:
+
+- **bare**: ``GRPOTrainer`` with one constant reward function (nothing is run);
+- **termrl**: the quickstart's reward: every completion run as a one-action episode in a
+  sandbox, verified on the warm pool, read by the hack detectors and scored by the spec.
+
+Each run's time is split by ``termrl.rollout.accounting.Accountant``: ``generation`` (the
+model's ``generate``), ``environment``, ``verification``, ``detection`` (inside the episodes),
+``reward`` (the reward functions, less the episodes' phases nested in them) and ``training``
+(the rest of the step: the loss, backward and optimizer). Prints ``name=value`` lines:
+
+  step_s_bare=, step_s_termrl=   wall seconds per optimizer step
+  step_ratio=                    step_s_termrl / step_s_bare (goal <= 1.2)
+  share_<phase>=                 the phase's share of termrl's wall time
+  env_reward_share=              environment + verification + reward + detection (goal <= 0.10)
+  episodes=, cached=             episodes run in sandboxes, completions answered from the cache
+
+Usage: python bench/rl_overhead.py [--steps 10] [--sft-steps 100]
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import functools
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+SIDE = ("environment", "verification", "reward", "detection")
+
+
+def timed_generate(model, accountant):
+    """``model.generate`` counted as the generation phase."""
+    generate = model.generate
+
+    @functools.wraps(generate)
+    def wrapped(*args, **kwargs):
+        with accountant.phase("generation"):
+            return generate(*args, **kwargs)
+
+    model.generate = wrapped
+
+
+class TimedReward:
+    """A TRL reward function whose calls count as the reward phase."""
+
+    def __init__(self, func, accountant):
+        self.func, self.accountant, self.__name__ = func, accountant, func.__name__
+
+    def __call__(self, *args, **kwargs):
+        with self.accountant.phase("reward"):
+            return self.func(*args, **kwargs)
+
+
+def constant(prompts, completions, **kwargs):
+    return [0.0] * len(completions)
+
+
+def train(sft_dir: Path, out: Path, config, seeds, reward_funcs, accountant) -> float:
+    """Seconds per optimizer step of GRPO from ``sft_dir`` with ``reward_funcs``."""
+    from datasets import Dataset
+    from transformers import AutoModelForCausalLM, AutoTokenizer, PrinterCallback
+    from trl import GRPOTrainer
+
+    from termrl.train.quickstart import grpo_args, grpo_rows
+
+    tokenizer = AutoTokenizer.from_pretrained(sft_dir)
+    model = AutoModelForCausalLM.from_pretrained(sft_dir)
+    timed_generate(model, accountant)
+    trainer = GRPOTrainer(model=model, reward_funcs=[TimedReward(f, accountant) for f in reward_funcs],
+                          args=grpo_args(config, out), train_dataset=Dataset.from_list(grpo_rows(config, seeds)),
+                          processing_class=tokenizer)
+    trainer.remove_callback(PrinterCallback)
+    started = time.perf_counter()
+    with accountant, accountant.phase("training"):
+        trainer.train()
+    return (time.perf_counter() - started) / trainer.state.global_step
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--steps", type=int, default=10, help="GRPO steps of each run.")
+    ap.add_argument("--sft-steps", type=int, default=100, help="SFT steps before (the quickstart does 225).")
+    args = ap.parse_args()
+
+    import torch
+
+    from termrl.reward.exports.trl import trl_reward_funcs
+    from termrl.reward.spec import load_spec
+    from termrl.rollout.accounting import Accountant
+    from termrl.tasks.families import get_family
+    from termrl.train.quickstart import QuickstartConfig, SingleActionEvaluator, build_model, train_sft
+    from termrl.verify.pool import VerifierPool
+
+    config = QuickstartConfig(grpo_steps=args.steps, sft_steps=args.sft_steps)
+    torch.set_num_threads(config.torch_threads)
+    family = get_family(config.family)
+    start = family.train_seeds.start
+    sft_seeds = range(start, start + config.sft_examples)
+    seeds = range(sft_seeds.stop, sft_seeds.stop + args.steps * config.prompts_per_step)
+    work = Path(tempfile.mkdtemp(prefix="termrl-rl-overhead-"))
+    build_model(work / "init", config)
+    train_sft(work / "init", work / "sft", config, sft_seeds, say=lambda m: None)
+    print(f"rl_overhead: model ready, {args.steps} GRPO steps each", file=sys.stderr, flush=True)
+
+    bare = Accountant()
+    step_bare = train(work / "sft", work / "bare", config, seeds, [constant], bare)
+    print(f"rl_overhead: bare {step_bare:.2f} s/step", file=sys.stderr, flush=True)
+
+    ours = Accountant()
+    with VerifierPool(workers=config.verifier_workers, static=False) as pool:
+        evaluator = SingleActionEvaluator(config.family, pool, phase=ours.phase)
+        funcs = trl_reward_funcs(load_spec(config.spec), evaluator, workers=config.verifier_workers)
+        step_ours = train(work / "sft", work / "termrl", config, seeds, funcs, ours)
+    completions = args.steps * config.prompts_per_step * config.num_generations
+
+    summary = ours.summary()
+    shares = {name: row["share"] for name, row in summary["phases"].items()}
+    print(f"step_s_bare={step_bare:.3f}")
+    print(f"step_s_termrl={step_ours:.3f}")
+    print(f"step_ratio={step_ours / step_bare:.3f}")
+    for name, share in shares.items():
+        print(f"share_{name}={share:.3f}")
+    print(f"env_reward_share={sum(shares[p] for p in SIDE):.3f}")
+    print(f"bare_share_generation={bare.summary()['phases']['generation']['share']:.3f}")
+    print(f"episodes={evaluator.runs}")
+    print(f"cached={completions - evaluator.runs}")
+    print(f"config={dataclasses.asdict(config) | {'system_prompt': '...'}}")
+
+
+if __name__ == "__main__":
+    main()
