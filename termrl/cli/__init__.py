@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import sys
 
 import typer
@@ -33,13 +34,21 @@ def with_optional_values(args: list[str]) -> list[str]:
     ['eval', '--ray', 'local', '--json']
     >>> with_optional_values(["eval", "--ray", "10.0.0.1:6379"])
     ['eval', '--ray', '10.0.0.1:6379']
+    >>> with_optional_values(["audit", "--ray", "logs-count:0-9"])  # a suite, not an address
+    ['audit', '--ray', 'local', 'logs-count:0-9']
     """
     out = []
     for i, arg in enumerate(args):
         out.append(arg)
-        if arg in OPTIONAL_VALUES and (i + 1 == len(args) or args[i + 1].startswith("-")):
+        value = args[i + 1] if i + 1 < len(args) else None
+        if arg in OPTIONAL_VALUES and (value is None or not _an_address(value)):
             out.append(OPTIONAL_VALUES[arg])
     return out
+
+
+def _an_address(text: str) -> bool:
+    """HOST:PORT, ray://HOST:PORT, auto or local: what ``--ray`` takes."""
+    return text in ("auto", "local") or re.fullmatch(r"(ray://)?[\w.\-]+:\d+", text) is not None
 
 
 def main() -> None:
