@@ -44,7 +44,7 @@ from typing import Self
 from termrl.policies import make_policy
 from termrl.protocols import Ending, Evidence, Policy, Reply, Task, Trajectory, Turn
 from termrl.rollout.accounting import Accountant
-from termrl.rollout.runner import RolloutConfig, episode_id, run_episode
+from termrl.rollout.runner import EpisodeSink, RolloutConfig, episode_id, run_episode
 
 INSTALL_HINT = "the Ray backend needs `pip install 'termrl[ray]'`"
 
@@ -159,21 +159,14 @@ def run_rollouts_ray(tasks: Sequence[Task], policy: str | Policy, config: Rollou
     done = store.done_ids() if store is not None else set()
     todo = [(t, s) for t in tasks for s in range(config.samples) if episode_id(t, s) not in done]
     remote = ray.remote(_play).options(num_cpus=num_cpus, max_retries=max_retries, retry_exceptions=False)
-    results: list[Trajectory] = []
+    sink = EpisodeSink(store, keep, on_episode)
 
     def finished(job, traj, error) -> None:
-        if error is not None:
-            traj = _failed(*job, name, error)
-        if store is not None:
-            store.write([traj])
-        if keep:
-            results.append(traj)
-        if on_episode:
-            on_episode(traj)
+        sink(_failed(*job, name, error) if error is not None else traj)
 
     _stream(ray, todo, lambda job: remote.remote(*job, shipped, policy_options, config, spec), config.workers,
             finished)
-    return results
+    return sink.results
 
 
 def _audit_one(task: Task, spec, exploits: dict, threads: int, points: tuple) -> dict:

@@ -177,6 +177,25 @@ def run_episode(task: Task, sample: int, policy_name: str, ask: Callable[[Turn],
     return traj
 
 
+@dataclass
+class EpisodeSink:
+    """Where each finished episode goes, in the order given: the run's store (at once), the list
+    a run returns (``keep``), and ``on_episode``. Not thread-safe: callers hold their own lock."""
+
+    store: object | None
+    keep: bool
+    on_episode: Callable[[Trajectory], None] | None
+    results: list[Trajectory] = field(default_factory=list)
+
+    def __call__(self, traj: Trajectory) -> None:
+        if self.store is not None:
+            self.store.write([traj])
+        if self.keep:
+            self.results.append(traj)
+        if self.on_episode:
+            self.on_episode(traj)
+
+
 TRIM_EVERY = 32
 """Episodes between two returns of the C heap's free memory to the system (``release_free_heap``)."""
 
@@ -219,7 +238,7 @@ def run_rollouts(tasks: Sequence[Task], policy: Policy, config: RolloutConfig | 
     done = store.done_ids() if store is not None else set()
     todo = [(t, s) for t in tasks for s in range(config.samples) if episode_id(t, s) not in done]
     batcher = Batcher(policy, config.max_batch or config.workers, config.batch_window_s, accountant)
-    results: list[Trajectory] = []
+    sink = EpisodeSink(store, keep, on_episode)
     lock = threading.Lock()
     finished = [0]
 
@@ -231,12 +250,7 @@ def run_rollouts(tasks: Sequence[Task], policy: Policy, config: RolloutConfig | 
         finally:
             batcher.leave()
         with lock:
-            if store is not None:
-                store.write([traj])
-            if keep:
-                results.append(traj)
-            if on_episode:
-                on_episode(traj)
+            sink(traj)
             finished[0] += 1
             if finished[0] % TRIM_EVERY == 0:
                 release_free_heap()
@@ -248,7 +262,7 @@ def run_rollouts(tasks: Sequence[Task], policy: Policy, config: RolloutConfig | 
     finally:
         batcher.close()
         release_free_heap()
-    return results
+    return sink.results
 
 
 def play_stored(tasks: Sequence[Task], policy: Policy, config: RolloutConfig, directory, *,
