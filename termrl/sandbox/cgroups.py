@@ -9,6 +9,7 @@ sandbox (``cgroup.procs``) however it was started (setsid, double fork).
 from __future__ import annotations
 
 import os
+import time
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -94,15 +95,26 @@ class CgroupPair:
                 pass
 
 
+YOUNG_S = 60.0
+"""A cgroup made this recently may be a sandbox another harness is starting: ``sweep`` keeps it."""
+
+
 def sweep(alive: set[str]) -> None:
-    """Remove empty leftover cgroups of sandboxes that are not in ``alive``."""
+    """Remove empty leftover cgroups of sandboxes that are not in ``alive`` and were made more
+    than ``YOUNG_S`` ago. ``alive`` lists this harness's sandboxes folder only: a harness with
+    another folder (a bench, a test suite, a second run) makes its cgroups empty, and starts
+    its shell in them an instant later; removing them then failed that sandbox's start."""
+    now = time.time()
     for c in ("memory", "pids"):
         parent = ROOT / c / PARENT
         if not parent.is_dir():
             continue
         for d in parent.iterdir():
-            if d.is_dir() and d.name not in alive:
-                try:
-                    d.rmdir()
-                except OSError:
-                    pass
+            if d.name in alive:
+                continue
+            try:
+                if not d.is_dir() or now - d.stat().st_mtime < YOUNG_S:
+                    continue
+                d.rmdir()
+            except OSError:
+                pass

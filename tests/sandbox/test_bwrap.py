@@ -257,3 +257,27 @@ def test_a_sandbox_whose_empty_cgroups_another_harness_swept_makes_them_again():
         assert res.stdout == "ok\n" and box._members() and (box._cg.dirs["pids"] / "pids.max").read_text().strip() == "64"
     finally:
         box.close()
+
+
+def test_another_harness_sweep_leaves_alone_the_cgroups_of_a_sandbox_it_is_starting(monkeypatch):
+    """A soak's sandbox failed to start ("cannot create .../cgroup.procs") when a test suite
+    started meanwhile swept its just-made, still empty cgroups: young ones are kept now."""
+    import secrets
+
+    from termrl.sandbox import cgroups
+
+    if not cgroups.available():
+        pytest.fail("the CI has cgroup v1 memory and pids: this test checks that path")
+    name = f"sbx-sweep-{secrets.token_hex(4)}"
+    pair = cgroups.CgroupPair(name, 256 << 20, 16)  # empty, as between mkdir and the shell's start
+    try:
+        def others() -> set[str]:  # every other cgroup stays out of this test's sweep
+            return {d.name for c in ("memory", "pids") for d in (cgroups.ROOT / c / cgroups.PARENT).iterdir()} - {name}
+
+        cgroups.sweep(alive=others())
+        assert all(d.is_dir() for d in pair.dirs.values()), "a cgroup made an instant ago was swept"
+        monkeypatch.setattr(cgroups, "YOUNG_S", 0.0)  # now it is a leftover of a killed run
+        cgroups.sweep(alive=others())
+        assert not any(d.exists() for d in pair.dirs.values())
+    finally:
+        pair.remove()
