@@ -1216,6 +1216,10 @@ class Finder:
 
 _CLIENT = None
 
+STDLIB_FIRST = ("decimal", "fractions", "datetime", "pathlib", "uuid", "pickle", "subprocess")
+"""Imported by the test process before the agent's files are on the path: the tests' values of
+these classes are the stdlib's, whatever the agent's workspace names its modules."""
+
 
 def install(trusted=(), tests=()):
     """Load the agent's modules as proxies from now on. ``trusted``: folders whose modules run in
@@ -1224,7 +1228,7 @@ def install(trusted=(), tests=()):
     global _CLIENT
     import sysconfig
 
-    for module in ("decimal", "fractions", "datetime", "pathlib", "uuid", "pickle", "subprocess"):
+    for module in STDLIB_FIRST:
         importlib.import_module(module)  # the stdlib's, before a planted file of the same name is on the path
     paths = sysconfig.get_paths()
     libs = [paths.get(k) for k in ("stdlib", "platstdlib", "purelib", "platlib")]

@@ -138,3 +138,68 @@ def test_a_workspace_that_is_more_than_files_is_verified_in_its_own_sandbox(pool
         box.close()
     assert recording.calls == [], "the pool never saw it"
     assert evidence.verified and evidence.passed
+
+
+SHADOW_TEST = b'''
+import os, sys
+sys.path.insert(0, os.getcwd())
+
+
+def test_the_agents_module_named_like_the_stdlibs():
+    from solution import VALUE, WHERE
+    assert VALUE == 42
+    assert WHERE.endswith("/workspace/cmd.py")
+'''
+
+
+def test_the_agents_code_imports_its_own_module_where_the_warm_up_imported_the_stdlibs(pool):
+    """The fork server's warm-up imports ``cmd`` (pdb's), but the worker that runs the agent's code
+    drops what the warm-up added: the agent's own ``cmd.py`` is the one its solution imports,
+    in the pool as in a fresh sandbox."""
+    task = Task(id="pool-shadow", instruction="x", tests={"test_shadow.py": TaskFile(SHADOW_TEST)},
+                workspace={"solution.py": TaskFile(b"import cmd\nVALUE = cmd.VALUE\nWHERE = cmd.__file__\n"),
+                           "cmd.py": TaskFile(b"VALUE = 42\n")})
+    fast = pool.verify_files(task, {})
+    box = open_sandbox(task)
+    try:
+        slow = verify(task, box)
+    finally:
+        box.close()
+    assert fast.passed and slow.passed, (fast.tests, slow.tests)
+
+
+WARM_CHECK = r'''
+import os, sys
+sys.path.insert(0, sys.argv[1])
+import pytest, pytest_report, forkserver
+path, modules = list(sys.path), set(sys.modules)
+forkserver._warm(pytest, pytest_report.isolate)
+assert sys.path == path, (path, sys.path)
+assert not [m for m in sys.modules if "termrl_warm" in m], "the warm-up's test module stayed"
+assert not hasattr(sys, "last_value"), "the warm-up's failure stayed in sys.last_value"
+added = set(sys.modules) - modules
+assert "_pytest.junitxml" in added and "pdb" in added, sorted(added)  # it ran pytest's configure
+assert "fractions" in added  # isolate's stdlib-first modules
+sys.stdout.write("only this line\n")
+'''
+
+
+def test_the_fork_servers_warm_up_runs_pytest_and_puts_back_what_a_run_changes(tmp_path):
+    """``_warm`` runs pytest in the server's own process before the server says it is ready: it
+    must import what every run needs, write nothing to the protocol's stdout, and leave
+    ``sys.path`` and ``sys.modules`` without its test module."""
+    import subprocess
+    import sys
+
+    from termrl.verify import stages
+
+    harness = tmp_path / "harness"
+    harness.mkdir()
+    for src in (stages.PLUGIN, stages.ISOLATE, stages.PLUGIN.with_name("forkserver.py")):
+        (harness / src.name).write_bytes(src.read_bytes())
+    script = tmp_path / "check.py"
+    script.write_text(WARM_CHECK)
+    res = subprocess.run([sys.executable, "-P", "-s", "-B", str(script), str(harness)], capture_output=True,
+                         text=True, timeout=120, cwd=tmp_path)
+    assert res.returncode == 0, res.stderr
+    assert res.stdout == "only this line\n"
