@@ -15,8 +15,8 @@ Before it says it is ready, the server runs pytest once in its own process on a 
 failing test of its own (``_warm``): what every run would otherwise import or compute again in
 its child (pytest's plugins and the stdlib modules they load lazily, the failure report's
 source lookups, ``sysconfig``'s paths, the stdlib modules the isolation imports before any
-agent file is on the path) is then already in the memory each child starts from. That is
-about a third of a HumanEval verification's CPU (``bench/verify_throughput.py``). The worker
+agent file is on the path) is then already in the memory each child starts from: a HumanEval
+verification's CPU went from about 116 ms to 91 ms (README, Verification). The worker
 for the agent's code is forked from the same process but drops every module the warm-up added,
 so the agent's imports resolve as they did before.
 
@@ -136,7 +136,7 @@ def _warm(pytest, isolate):
         os.close(devnull)
         sys.stdout = open(os.devnull, "w")
         pytest.main(["-q", "-rA", "-p", "no:cacheprovider", folder])
-    except BaseException:  # noqa: BLE001  (a warm-up that fails leaves the runs slower, not wrong)
+    except Exception:  # noqa: BLE001  (a warm-up that fails leaves the runs slower, not wrong)
         pass
     finally:
         if sys.stdout is not stdout:
