@@ -25,7 +25,6 @@ Usage: python bench/soak.py [--episodes 2000] [--workers 2]
 from __future__ import annotations
 
 import argparse
-import ctypes
 import dataclasses
 import gc
 import hashlib
@@ -113,20 +112,11 @@ def descendants(pid: int) -> int:
     return count
 
 
-class _MallInfo2(ctypes.Structure):
-    _fields_ = [(name, ctypes.c_size_t) for name in ("arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks",
-                                                     "fsmblks", "uordblks", "fordblks", "keepcost")]
-
-
 def heap() -> dict:
-    """glibc's main heap: bytes in use and free (kept for reuse), in MB; {} without glibc 2.33+."""
-    try:
-        mallinfo2 = ctypes.CDLL(None).mallinfo2
-    except (OSError, AttributeError):
-        return {}
-    mallinfo2.restype = _MallInfo2
-    info = mallinfo2()
-    return {"heap_in_use_mb": round(info.uordblks / 2**20, 1), "heap_free_mb": round(info.fordblks / 2**20, 1)}
+    """glibc's heaps: bytes in use and free (kept for reuse), in MB; {} without glibc 2.33+."""
+    from termrl.rollout.runner import c_heap
+
+    return {f"heap_{k}_mb": round(v / 2**20, 1) for k, v in c_heap().items()}
 
 
 COUNTS = ("processes", "mounts", "sandbox_folders", "cgroups", "temp_entries", "fds")

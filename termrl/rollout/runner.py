@@ -235,6 +235,23 @@ def keep_large_buffers_off_the_heap() -> bool:
     return bool(mallopt(M_MMAP_THRESHOLD, LARGE_BUFFER))
 
 
+class _MallInfo2(ctypes.Structure):
+    _fields_ = [(name, ctypes.c_size_t) for name in ("arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks",
+                                                     "fsmblks", "uordblks", "fordblks", "keepcost")]
+
+
+def c_heap() -> dict[str, int]:
+    """glibc's heaps, all arenas: ``{"in_use": bytes, "free": bytes}`` (free: kept for reuse, not
+    given back); {} without glibc 2.33's ``mallinfo2``."""
+    try:
+        mallinfo2 = ctypes.CDLL(None).mallinfo2
+    except (OSError, AttributeError):
+        return {}
+    mallinfo2.restype = _MallInfo2
+    info = mallinfo2()
+    return {"in_use": info.uordblks, "free": info.fordblks}
+
+
 def release_free_heap() -> bool:
     """Give the C heap's free memory back to the system (glibc's ``malloc_trim``); False where
     the C library has none.
