@@ -35,6 +35,10 @@ def train_cmd(
     except (ConfigError, ResumeError) as e:
         err.print(f"[red]error:[/] {e}")
         raise typer.Exit(2)
+    from termrl.distributed import current
+
+    if not current().main:  # under a launcher rank 0 reports for every rank
+        return
     if as_json:
         typer.echo(json.dumps(results, default=str))
         return

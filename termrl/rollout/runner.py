@@ -274,16 +274,22 @@ def run_rollouts(tasks: Sequence[Task], policy: Policy, config: RolloutConfig | 
     """Every (task, sample) episode not already in ``store``; returns the new trajectories.
     ``keep=False``: they go to ``store`` and ``on_episode`` only and the list returned is empty,
     so a long run holds none of them in memory."""
+    config = config or RolloutConfig()
+    done = store.done_ids() if store is not None else set()
+    todo = [(t, s) for t in tasks for s in range(config.samples) if episode_id(t, s) not in done]
+    return play(todo, policy, config, EpisodeSink(store, keep, on_episode), accountant)
+
+
+def play(items: Sequence[tuple[Task, int]], policy: Policy, config: RolloutConfig, sink: EpisodeSink,
+         accountant: Accountant | None = None) -> list[Trajectory]:
+    """The (task, sample) episodes of ``items``, ``config.workers`` at once, each finished one handed
+    to ``sink`` (under a lock); returns ``sink.results``."""
     from termrl.reward.spec import load_spec
 
-    config = config or RolloutConfig()
     keep_large_buffers_off_the_heap()
     spec = load_spec(config.spec) if isinstance(config.spec, str) else config.spec
     accountant = accountant or Accountant()
-    done = store.done_ids() if store is not None else set()
-    todo = [(t, s) for t in tasks for s in range(config.samples) if episode_id(t, s) not in done]
     batcher = Batcher(policy, config.max_batch or config.workers, config.batch_window_s, accountant)
-    sink = EpisodeSink(store, keep, on_episode)
     lock = threading.Lock()
     finished = [0]
 
@@ -302,7 +308,7 @@ def run_rollouts(tasks: Sequence[Task], policy: Policy, config: RolloutConfig | 
 
     try:
         with ThreadPoolExecutor(max_workers=max(config.workers, 1), thread_name_prefix="termrl-episode") as pool:
-            for future in [pool.submit(one, item) for item in todo]:
+            for future in [pool.submit(one, item) for item in items]:
                 future.result()
     finally:
         batcher.close()
@@ -312,27 +318,45 @@ def run_rollouts(tasks: Sequence[Task], policy: Policy, config: RolloutConfig | 
 
 def play_stored(tasks: Sequence[Task], policy: Policy, config: RolloutConfig, directory, *,
                 accountant: Accountant | None = None, label: str | None = None,
-                about: str | None = None) -> list[Trajectory]:
+                about: str | None = None, world=None) -> list[Trajectory]:
     """``run_rollouts`` into the ``TrajectoryStore`` at ``directory`` (a resumed run plays only the
     episodes it lacks); returns every stored trajectory. ``label``: report progress on stderr, as
     ``termrl LABEL: 40/200 episodes, 12 of this session's passed``, every 10 episodes and at the end,
-    after a line saying how many are left to play and ``about`` them (default: the policy's name)."""
+    after a line saying how many are left to play and ``about`` them (default: the policy's name).
+
+    ``world`` (``termrl.distributed.World``, default the current one): with more than one process,
+    every rank calls this with the same arguments; the missing episodes are split between the ranks
+    (each played once) in rounds of ``config.workers`` episodes per rank, and after each round
+    rank 0 stores every rank's episodes. A kill loses at most the round in flight."""
+    from termrl.distributed import current
     from termrl.rollout.store import TrajectoryStore
 
-    store = TrajectoryStore(directory)
+    world = world or current()
+    store = TrajectoryStore(directory) if world.main else None
+    done_ids = world.from_main(lambda: store.done_ids())
     total = len(tasks) * config.samples
-    done = [len(store.done_ids()), 0]
+    done = [len(done_ids), 0]
 
     def progress(traj: Trajectory) -> None:
         done[0], done[1] = done[0] + 1, done[1] + bool(traj.passed)
-        if done[0] % 10 == 0 or done[0] == total:
+        if label and (done[0] % 10 == 0 or done[0] == total):
             print(f"termrl {label}: {done[0]}/{total} episodes, {done[1]} of this session's passed",
                   file=sys.stderr, flush=True)
 
-    if done[0] < total:
-        if label:
-            print(f"termrl {label}: {total - done[0]} of {total} episodes to play ({about or policy.name})",
-                  file=sys.stderr, flush=True)
-        run_rollouts(tasks, policy, config, store=store, accountant=accountant, keep=False,
-                     on_episode=progress if label else None)
-    return store.read()
+    todo = [(t, s) for t in tasks for s in range(config.samples) if episode_id(t, s) not in done_ids]
+    if todo and label and world.main:
+        print(f"termrl {label}: {total - done[0]} of {total} episodes to play ({about or policy.name})"
+              + (f", split between {world.size} processes" if world.size > 1 else ""), file=sys.stderr, flush=True)
+    if world.size == 1:
+        play(todo, policy, config, EpisodeSink(store, False, progress), accountant)
+    else:
+        per_round = max(config.workers, 1) * world.size
+        for start in range(0, len(todo), per_round):
+            mine = play(world.share(todo[start:start + per_round]), policy, config, EpisodeSink(None, True, None),
+                        accountant)
+            for trajectories in world.gather(mine):
+                if world.main and trajectories:
+                    store.write(trajectories)
+                    for traj in trajectories:
+                        progress(traj)
+    return world.from_main(lambda: store.read())

@@ -122,6 +122,9 @@ class GRPOSection:
     """Generate with vLLM (needs a GPU and vllm installed)."""
     vllm_mode: str = "colocate"
     """colocate (vLLM in the training process) or server (trl vllm-serve)."""
+    vllm_server_base_url: str = ""
+    """Server mode: where ``trl vllm-serve`` listens, e.g. "http://10.0.0.5:8000" (empty: TRL's
+    default, port 8000 of this machine)."""
     workers: int = 2
     """Episodes verified at once."""
 
@@ -323,6 +326,8 @@ def _check(cfg: TrainConfig, source: str) -> None:
         raise bad("grpo.num_generations", "GRPO needs at least 2 rollouts per task to have a baseline")
     if cfg.grpo.vllm_mode not in ("colocate", "server"):
         raise bad("grpo.vllm_mode", "use \"colocate\" or \"server\"")
+    if cfg.grpo.vllm_server_base_url and not cfg.grpo.vllm_server_base_url.startswith(("http://", "https://")):
+        raise bad("grpo.vllm_server_base_url", "give the server's URL, e.g. \"http://10.0.0.5:8000\", or leave it empty")
     if cfg.env.action_format not in ACTION_FORMATS:
         raise bad("env.action_format", f"{cfg.env.action_format!r} is not one of {', '.join(ACTION_FORMATS)}")
     if cfg.model.dtype not in ("auto", "float32", "bfloat16"):

@@ -26,6 +26,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
+from termrl.distributed import SINGLE, World, current
 from termrl.episode import Phase, group_keys, score_batch, zero_variance
 from termrl.protocols import Outcome, Reward
 from termrl.reward.exports.trl import component_contribution, training_progress
@@ -78,6 +79,14 @@ class ScoredBatch:
     """TRL's per-step metric logger (averaged over a logging step), when TRL passes one."""
     log_extra: Callable[[str, list], None] | None = None
     """TRL's completions-table column logger (``log_completions=True``), when TRL passes one."""
+    world: World = SINGLE
+    """The run's processes: under a launcher, this rank holds the batch's rollouts from ``offset``."""
+    offset: int = 0
+    """Where this rank's rollouts start in the whole batch (TRL's rank-major order)."""
+    batch_totals: list[float | None] | None = None
+    """Every rank's rollouts' totals, the whole batch (None: ``rewards`` are the whole batch)."""
+    batch_groups: list[Any] | None = None
+    """Every rank's rollouts' group keys, the whole batch (None: ``groups`` are)."""
 
 
 class EpisodeScorer:
@@ -127,14 +136,24 @@ class EpisodeScorer:
         lengths = tuple(len(x) for x in completion_ids) if completion_ids is not None else None
         if (progress, lengths) in batch["rewards"]:
             return batch["rewards"][progress, lengths]
-        groups = group_keys([env.task_id for env in environments], self.num_generations)
-        rewards = score_batch(self.spec, batch["outcomes"], groups, progress, lengths)
+        world = current()
+        keys = [env.task_id for env in environments]
+        # Under a launcher each rank holds a slice of TRL's batch and a group may span ranks: every
+        # rank scores the whole batch (rank-major, TRL's order) and keeps its own slice.
+        everyone = world.gather((keys, batch["outcomes"], lengths or (None,) * len(keys)))
+        offset = sum(len(k) for k, _, _ in everyone[:world.rank])
+        groups = group_keys([k for ks, _, _ in everyone for k in ks], self.num_generations)
+        whole = score_batch(self.spec, [o for _, outs, _ in everyone for o in outs], groups, progress,
+                            [n for _, _, ns in everyone for n in ns])
+        rewards = whole[offset:offset + len(keys)]
         first = not batch["rewards"]
         batch["rewards"][progress, lengths] = rewards
         if first:
-            scored = ScoredBatch(list(environments), batch["outcomes"], rewards, groups, trainer_state,
-                                 log_metric if callable(log_metric) else None,
-                                 log_extra if callable(log_extra) else None)
+            scored = ScoredBatch(list(environments), batch["outcomes"], rewards, groups[offset:offset + len(keys)],
+                                 trainer_state, log_metric if callable(log_metric) else None,
+                                 log_extra if callable(log_extra) else None,
+                                 world=world, offset=offset, batch_totals=[r.total for r in whole],
+                                 batch_groups=groups)
             for callback in self.callbacks:
                 callback(scored)
         return rewards
@@ -182,7 +201,9 @@ class BatchLog:
         self.stats = ZeroVarianceStats()
 
     def __call__(self, batch: ScoredBatch) -> None:
-        self.stats.update([r.total for r in batch.rewards], batch.groups, num_generations=None)
+        totals = batch.batch_totals if batch.batch_totals is not None else [r.total for r in batch.rewards]
+        groups = batch.batch_groups if batch.batch_groups is not None else batch.groups
+        self.stats.update(totals, groups, num_generations=None)
         if batch.log_metric is not None:  # TRL averages each metric over a logging step
             last = self.stats.last_zero / max(1, self.stats.last_groups)
             batch.log_metric("termrl/zero_variance_groups", last)

@@ -50,6 +50,7 @@ from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 
+from termrl.distributed import current
 from termrl.eval.metrics import harness_failure, summarize
 from termrl.policies.scripted import SUBMIT
 from termrl.protocols import Ending, Policy, Reply, Task, Trajectory
@@ -213,16 +214,24 @@ def fine_tune(model_dir: str | Path, trajectories: Sequence[Trajectory], args, s
     """SFT ``model_dir`` on ``trajectories`` and save the result (weights and tokenizer) to ``save_to``.
     A LoRA adapter (``peft_config``) is merged into the weights before saving, so the next round
     and the evaluation load a plain model directory. Returns {"train_loss", "steps", "rows"}."""
+    from termrl.train.run import processes
+
     save_to = Path(save_to)
+    world = current()
     trainer = sft_trainer(model_dir, trajectories, args, save_to.parent / f"{save_to.name}-trainer", peft_config)
     with accountant.phase("training") if accountant else nullcontext():
         out = trainer.train()
+    ranks = processes(trainer.model, world, trainer)
     if peft_config is not None:
-        trainer.model.merge_and_unload().save_pretrained(str(save_to))
-        trainer.processing_class.save_pretrained(str(save_to))
+        merged = trainer.model.merge_and_unload()
+        if world.main:
+            merged.save_pretrained(str(save_to))
+            trainer.processing_class.save_pretrained(str(save_to))
     else:
         trainer.save_model(str(save_to))
-    result = {"train_loss": out.training_loss, "steps": out.global_step, "rows": len(trainer.train_dataset)}
+    world.barrier()
+    result = {"train_loss": out.training_loss, "steps": out.global_step, "rows": len(trainer.train_dataset),
+              **({k: v for k, v in ranks.items() if k != "processes"})}
     del trainer
     gc.collect()
     return result
@@ -253,6 +262,7 @@ def rft_round(index: int, model_dir: str | Path, train_tasks: Sequence[Task], he
     heldout_findings."""
     round_dir = Path(out_dir) / f"round-{index}"
     model_dir = Path(model_dir)
+    world = current()
     policy = policy_factory(model_dir, "sample")
     sampling = dataclasses.replace(rollout, samples=config.samples_per_task, progress=(index - 1) / config.rounds)
     samples = play_stored(train_tasks, policy, sampling, round_dir / "samples", accountant=accountant,
@@ -261,9 +271,9 @@ def rft_round(index: int, model_dir: str | Path, train_tasks: Sequence[Task], he
     verdicts = Counter(verdict(t, config.threshold, config.drop_format_errors) for t in samples)
     kept = keep(samples, config.threshold, config.drop_format_errors)
     trimmed: Counter = Counter()
-    if config.trim and kept:
-        kept, trimmed = trim(kept, train_tasks, sampling, round_dir / "kept", accountant, config.threshold,
-                             config.drop_format_errors)
+    if config.trim and kept:  # scripted replays, cheap: rank 0 plays and stores them
+        kept, trimmed = world.from_main(lambda: trim(kept, train_tasks, sampling, round_dir / "kept", accountant,
+                                                     config.threshold, config.drop_format_errors))
     sampled = summarize(samples) if samples else {}
     record = {"round": index, "model_in": str(model_dir), "sampled": len(samples), "kept": len(kept),
               "trimmed": trimmed["trimmed"], "not_reproduced": trimmed["not_reproduced"],
@@ -279,13 +289,16 @@ def rft_round(index: int, model_dir: str | Path, train_tasks: Sequence[Task], he
         model_out = round_dir / "model"
         trained = model_out / TRAINED
         fingerprint = {"start": str(start), "kept": sorted(_fingerprint(t) for t in kept)}
-        done = json.loads(trained.read_text()) if trained.is_file() else None
+        done = world.from_main(lambda: json.loads(trained.read_text()) if trained.is_file() else None)
         if done is not None and done.get("fingerprint") == fingerprint:
             result = done["result"]  # a resumed round: these weights were trained on these episodes
         else:
             result = fine_tune(start, kept, sft_args, model_out, accountant, peft_config)
-            trained.write_text(json.dumps({"fingerprint": fingerprint, "result": result}))
+            if world.main:
+                trained.write_text(json.dumps({"fingerprint": fingerprint, "result": result}))
         record.update(train_loss=result["train_loss"], train_steps=result["steps"], train_rows=result["rows"])
+        if "parameter_digests" in result:
+            record.update(parameter_digests=result["parameter_digests"], parameters_agree=result["parameters_agree"])
     else:
         model_out = model_dir
         record["skipped"] = (f"no episode kept out of {len(samples)} (threshold {config.threshold}): "
@@ -322,16 +335,18 @@ def run_rft(model_dir: str | Path, train_tasks: Sequence[Task], heldout_tasks: S
     accountant = accountant or Accountant()
     policy_factory = policy_factory or hf_policy_factory(hf_config)
     out_dir = Path(out_dir)
-    if out_dir.exists() and any(out_dir.glob("round-*")):
+    world = current()
+    if world.from_main(lambda: out_dir.exists() and any(out_dir.glob("round-*"))):
         raise ValueError(f"{out_dir} already holds rounds of a run: choose a new out_dir")
     out_dir.mkdir(parents=True, exist_ok=True)
     records: list[dict] = []
-    current = Path(model_dir)
+    latest = Path(model_dir)
     for index in range(1, config.rounds + 1):
-        record = rft_round(index, current, train_tasks, heldout_tasks, sft_args, out_dir=out_dir, config=config,
+        record = rft_round(index, latest, train_tasks, heldout_tasks, sft_args, out_dir=out_dir, config=config,
                            rollout=rollout, accountant=accountant, policy_factory=policy_factory, base_dir=model_dir)
         records.append(record)
-        current = Path(record["model_out"])
-        (out_dir / "rounds.json").write_text(json.dumps({"version": ROUNDS_VERSION, "rounds": records}, indent=2))
+        latest = Path(record["model_out"])
+        if world.main:
+            (out_dir / "rounds.json").write_text(json.dumps({"version": ROUNDS_VERSION, "rounds": records}, indent=2))
     return records
 

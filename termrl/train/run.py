@@ -35,6 +35,7 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
+from termrl.distributed import current, join
 from termrl.rollout.accounting import Accountant
 from termrl.rollout.store import TrajectoryStore, read
 from termrl.train.config import TrainConfig
@@ -94,14 +95,17 @@ def cluster_verifier(cfg: TrainConfig) -> Iterator[dict]:
     from termrl.episode import PoolVerifier
     from termrl.rollout.ray_backend import RayVerifierPool
 
-    with RayVerifierPool(cfg.ray.verifier_actors, cfg.ray.verifier_workers, address=cfg.ray.address) as pool:
+    world = current()  # under a launcher each rank verifies on its share of the actors
+    actors = max(1, cfg.ray.verifier_actors // world.size)
+    with RayVerifierPool(actors, cfg.ray.verifier_workers, address=cfg.ray.address) as pool:
         token = CLUSTER_VERIFIER.set(PoolVerifier(pool))
         try:
             yield record
         finally:
             CLUSTER_VERIFIER.reset(token)
-            record.update(address=cfg.ray.address, actors=cfg.ray.verifier_actors,
-                          verifications=pool.verifications, failures=pool.failures)
+            counts = world.gather((pool.verifications, pool.failures))
+            record.update(address=cfg.ray.address, actors=actors * world.size,
+                          verifications=sum(v for v, _ in counts), failures=sum(f for _, f in counts))
 
 
 def _with_defaults(saved: dict) -> dict:
@@ -222,8 +226,10 @@ def _drop_rollouts_after(store_dir: Path, step: int) -> int:
     return dropped
 
 
-def _rollout_recorder(store: TrajectoryStore):
-    """GRPO's ``on_batch``: every scored rollout of a batch, stored as one part."""
+def _rollout_recorder(store: TrajectoryStore | None):
+    """GRPO's ``on_batch``: every scored rollout of a batch, stored as one part. Under a launcher
+    each rank builds its own rollouts' rows (numbered by their place in the whole batch) and rank 0,
+    the only one with a ``store``, writes every rank's."""
     import time
     from dataclasses import asdict
 
@@ -234,7 +240,8 @@ def _rollout_recorder(store: TrajectoryStore):
         state = batch.trainer_state
         step = getattr(state, "global_step", 0) if state is not None else 0
         rows = []
-        for i, (env, outcome, reward) in enumerate(zip(batch.environments, batch.outcomes, batch.rewards)):
+        for i, (env, outcome, reward) in enumerate(zip(batch.environments, batch.outcomes, batch.rewards),
+                                                   start=batch.offset):
             inner = env.env
             task = inner.task
             rows.append(Trajectory(
@@ -248,7 +255,9 @@ def _rollout_recorder(store: TrajectoryStore):
                 passed=bool(outcome.evidence.passed), reward=reward.total,
                 components=reward.components, evidence=outcome.evidence.to_dict(),
                 findings=[asdict(f) for f in outcome.findings], started=time.time()))
-        store.write(rows)
+        everyone = batch.world.gather(rows)
+        if store is not None:
+            store.write([row for part in everyone for row in part])
 
     return record
 
@@ -260,25 +269,29 @@ def run_grpo(cfg: TrainConfig, out: Path, model_dir: Path, accountant: Accountan
     from termrl.train.grpo import train_grpo
 
     g = cfg.grpo
-    checkpoint = _last_checkpoint(out) if resume else None
-    dropped = _drop_rollouts_after(out / "rollouts", int(checkpoint.name.split("-")[-1]) if checkpoint else 0)
+    world = current()
+    checkpoint = world.from_main(lambda: _last_checkpoint(out) if resume else None)
+    dropped = world.from_main(lambda: _drop_rollouts_after(out / "rollouts",
+                                                           int(checkpoint.name.split("-")[-1]) if checkpoint else 0))
     args = GRPOConfig(**_common_args(cfg, out), max_steps=g.steps, learning_rate=g.learning_rate,
                       num_generations=g.num_generations, per_device_train_batch_size=g.batch_size,
                       gradient_accumulation_steps=g.gradient_accumulation_steps,
                       max_completion_length=g.max_completion_length, temperature=g.temperature, beta=g.beta,
-                      use_vllm=g.use_vllm, vllm_mode=g.vllm_mode)
+                      use_vllm=g.use_vllm, vllm_mode=g.vllm_mode,
+                      vllm_server_base_url=g.vllm_server_base_url or None)
     tokenizer = AutoTokenizer.from_pretrained(model_dir)
     model = AutoModelForCausalLM.from_pretrained(model_dir, dtype=_dtype(cfg, model_dir))
-    store = TrajectoryStore(out / "rollouts")
+    store = TrajectoryStore(out / "rollouts") if world.main else None
     trainer = train_grpo(model, tokenizer, _tasks(cfg.tasks.train), cfg.spec, args, _peft(cfg), accountant,
                          env_config=_env(cfg), workers=g.workers, on_batch=_rollout_recorder(store),
                          verifier=CLUSTER_VERIFIER.get(),
                          resume_from_checkpoint=str(checkpoint) if checkpoint else None)
     _save(trainer, tokenizer, out / "final")
     return {"steps": trainer.state.global_step, "resumed_from": str(checkpoint) if checkpoint else None,
-            "rollouts": len(store.done_ids()), "rollouts_dropped_on_resume": dropped,
+            "rollouts": world.from_main(lambda: len(store.done_ids())), "rollouts_dropped_on_resume": dropped,
             "zero_variance_groups": trainer.reward_funcs[0].scorer.stats.fraction,
-            "log": [e for e in trainer.state.log_history if "loss" in e or "reward" in e][-5:]}
+            "log": [e for e in trainer.state.log_history if "loss" in e or "reward" in e][-5:],
+            **processes(trainer.model, world, trainer)}
 
 
 def _dtype(cfg: TrainConfig, model_dir):
@@ -295,8 +308,36 @@ def _dtype(cfg: TrainConfig, model_dir):
 
 
 def _save(trainer, tokenizer, where: Path) -> None:
+    """The trained model and its tokenizer in ``where``. Every rank calls it (FSDP and DeepSpeed
+    gather their shards in ``save_model``); rank 0 writes; every rank returns once it is written."""
     trainer.save_model(str(where))
-    tokenizer.save_pretrained(str(where))
+    world = current()
+    if world.main:
+        tokenizer.save_pretrained(str(where))
+    world.barrier()
+
+
+def processes(model, world, trainer=None) -> dict:
+    """What results.json says of the run's processes: ``processes`` (how many), and under a
+    launcher ``parameter_digests`` (each rank's SHA-256 of its trainable parameters after training)
+    and ``parameters_agree`` (whether they are equal, as data parallelism must keep them; None
+    under FSDP or DeepSpeed, whose ranks hold different shards)."""
+    if world.size == 1:
+        return {"processes": 1}
+    import hashlib
+
+    import torch
+
+    sharded = trainer is not None and (getattr(trainer, "is_fsdp_enabled", False)
+                                       or getattr(trainer, "is_deepspeed_enabled", False))
+    digest = hashlib.sha256()
+    for name, parameter in sorted(model.named_parameters()):
+        if parameter.requires_grad:
+            digest.update(name.encode())
+            digest.update(parameter.detach().contiguous().view(-1).view(torch.uint8).cpu().numpy().tobytes())
+    digests = world.gather(digest.hexdigest())
+    return {"processes": world.size, "parameter_digests": digests,
+            "parameters_agree": None if sharded else len(set(digests)) == 1}
 
 
 def _sampling(cfg: TrainConfig, samples: int, temperature: float):
@@ -315,8 +356,13 @@ def run_rft(cfg: TrainConfig, out: Path, model_dir: Path, accountant: Accountant
     from termrl.train.rft import RFTConfig, hf_policy_factory, rft_round
 
     r = cfg.rft
+    world = current()
     rounds_file = out / "rft" / "rounds.json"
-    records = json.loads(rounds_file.read_text())["rounds"] if rounds_file.exists() else []
+    records = world.from_main(lambda: json.loads(rounds_file.read_text())["rounds"] if rounds_file.exists() else [])
+
+    def write_rounds() -> None:
+        if world.main:
+            rounds_file.write_text(json.dumps({"version": 1, "rounds": records}, indent=1))
     rollout, options = _sampling(cfg, r.samples_per_task, r.temperature)
     factory = hf_policy_factory(HFConfig(**options), HFConfig(**{**options, "temperature": cfg.eval.temperature}))
     rcfg = RFTConfig(rounds=r.rounds, samples_per_task=r.samples_per_task, threshold=r.threshold,
@@ -346,24 +392,35 @@ def run_rft(cfg: TrainConfig, out: Path, model_dir: Path, accountant: Accountant
             records[index - 1] = play(index, Path(record["model_in"]))
 
     final = out / "final"
-    held = _read_json(final / FINAL)  # None in a final/ from before the marker: it holds the last round
+    held = world.from_main(lambda: _read_json(final / FINAL))  # None in a final/ from before the marker: it holds the last round
     if not (final / "config.json").exists():
         held = {"round": 0}
     if records and (len(records) < r.rounds or held is not None and held["round"] != len(records)):
         rebuild(len(records))
-        rounds_file.write_text(json.dumps({"version": 1, "rounds": records}, indent=1))
-    current = Path(records[-1]["model_out"]) if records else model_dir
+        write_rounds()
+    latest = Path(records[-1]["model_out"]) if records else model_dir
     played = False
     for index in range(len(records) + 1, r.rounds + 1):
-        record = play(index, current)
+        record = play(index, latest)
         records.append(record)
-        current, played = Path(record["model_out"]), True
-        rounds_file.write_text(json.dumps({"version": 1, "rounds": records}, indent=1))
-    if played or held is not None and held["round"] != len(records):
+        latest, played = Path(record["model_out"]), True
+        write_rounds()
+    if (played or held is not None and held["round"] != len(records)) and world.main:
         shutil.rmtree(final, ignore_errors=True)
-        shutil.copytree(current, final)
-        (final / FINAL).write_text(json.dumps({"round": len(records), "model_out": str(current)}))
-    return {"rounds": records}
+        shutil.copytree(latest, final)
+        (final / FINAL).write_text(json.dumps({"round": len(records), "model_out": str(latest)}))
+    world.barrier()
+    return {"rounds": records, **processes_of_rounds(records, world)}
+
+
+def processes_of_rounds(records: list[dict], world) -> dict:
+    """RFT's ``processes``: the last trained round's ``parameter_digests`` and ``parameters_agree``
+    (``rft_round`` records them under a launcher)."""
+    trained = [r for r in records if r.get("parameter_digests")]
+    if world.size == 1 or not trained:
+        return {"processes": world.size}
+    return {"processes": world.size, "parameter_digests": trained[-1]["parameter_digests"],
+            "parameters_agree": trained[-1]["parameters_agree"]}
 
 
 FINAL = "termrl-final.json"
@@ -389,7 +446,8 @@ def run_dpo(cfg: TrainConfig, out: Path, model_dir: Path, accountant: Accountant
     samples = play_stored(_tasks(cfg.tasks.train), HFPolicy(model_dir, HFConfig(**options)), rollout,
                           out / "samples", accountant=accountant, label="train: dpo samples")
     pairs = dpo_pairs(samples, min_gap=d.min_gap)
-    checkpoint = _last_checkpoint(out) if resume else None
+    world = current()
+    checkpoint = world.from_main(lambda: _last_checkpoint(out) if resume else None)
     args = DPOConfig(**_common_args(cfg, out), max_steps=d.steps, learning_rate=d.learning_rate, beta=d.beta,
                      per_device_train_batch_size=d.batch_size)
     tokenizer = AutoTokenizer.from_pretrained(model_dir)
@@ -399,7 +457,7 @@ def run_dpo(cfg: TrainConfig, out: Path, model_dir: Path, accountant: Accountant
         trainer.train(resume_from_checkpoint=str(checkpoint) if checkpoint else None)
     _save(trainer, tokenizer, out / "final")
     return {"pairs": len(pairs), "steps": trainer.state.global_step,
-            "resumed_from": str(checkpoint) if checkpoint else None}
+            "resumed_from": str(checkpoint) if checkpoint else None, **processes(trainer.model, world, trainer)}
 
 
 def evaluate(cfg: TrainConfig, model: Path, suite: str, store_dir: Path, accountant: Accountant,
@@ -458,14 +516,15 @@ def run_training(cfg: TrainConfig, resume: bool = False) -> dict:
 
     from termrl.eval.metrics import paired
 
-    out = _prepare_dir(cfg, resume)
+    world = join()
+    out = world.from_main(lambda: _prepare_dir(cfg, resume))
     os.environ["TENSORBOARD_LOGGING_DIR"] = str(out / "tensorboard")  # transformers' TensorBoard callback reads it
     accountant = Accountant()
     sets = [(name, suite) for name, suite in (("heldout", cfg.tasks.heldout),
                                               ("transfer", cfg.tasks.transfer)) if suite]
     before, after, stores = {}, {}, {}
     with accountant, cluster_verifier(cfg) as cluster:
-        model_dir = _model_dir(cfg, out)
+        model_dir = world.from_main(lambda: _model_dir(cfg, out))
         if cfg.eval.before:
             for name, suite in sets:
                 before[name] = evaluate(cfg, model_dir, suite, out / f"{name}-before", accountant,
@@ -474,15 +533,17 @@ def run_training(cfg: TrainConfig, resume: bool = False) -> dict:
         for name, suite in sets:
             stores[name] = _after_dir(cfg, out, name, trained)
             after[name] = evaluate(cfg, out / "final", suite, stores[name], accountant, f"{name} (after)")
-    pairs = {name: paired(read(out / f"{name}-before"), read(stores[name]))
-             for name in before if name in stores}
+    pairs = world.from_main(lambda: {name: paired(read(out / f"{name}-before"), read(stores[name]))
+                                     for name in before if name in stores})
     compute = accountant.summary()
-    (out / "compute.json").write_text(json.dumps(compute, indent=1))
+    if world.main:
+        (out / "compute.json").write_text(json.dumps(compute, indent=1))
     results = {"algorithm": cfg.algorithm, "output_dir": str(out), "training": trained,
                "heldout": after.get("heldout"), "heldout_before": before.get("heldout"),
                "transfer": after.get("transfer"), "transfer_before": before.get("transfer"),
                **before_after(before.get("heldout"), after.get("heldout"), "heldout", pairs.get("heldout")),
                **before_after(before.get("transfer"), after.get("transfer"), "transfer", pairs.get("transfer")),
                "compute": compute, "config": dataclasses.asdict(cfg), **({"ray": cluster} if cluster else {})}
-    (out / "results.json").write_text(json.dumps(results, indent=1, default=str))
+    if world.main:
+        (out / "results.json").write_text(json.dumps(results, indent=1, default=str))
     return results

@@ -1,0 +1,131 @@
+"""The processes of one run: a single process, or N started by ``accelerate launch`` / ``torchrun``.
+
+``termrl train`` runs unchanged under a launcher (``accelerate launch --multi_gpu --num_processes N
+-m termrl train CONFIG``; on a CPU-only machine the same command gives N gloo processes). Each
+process is a rank; rank 0 is the main one. What each does:
+
+- **Training** is TRL's: DDP (or the FSDP/DeepSpeed config given to ``accelerate launch``) keeps
+  the ranks' parameters equal; each rank generates and scores its own slice of every GRPO batch.
+- **Episodes** (RFT's samples, the held-out and transfer evaluations, DPO's samples) are split
+  between ranks, ``World.share``: each episode is played by exactly one rank.
+- **Files** are written by rank 0 only: the trajectory stores (the other ranks' episodes reach it
+  through ``World.gather``), checkpoints, the final model, config.json, results.json.
+
+``World`` is what the rest of termrl sees of this: ``rank``, ``size``, ``main``, ``gather``
+(every rank gets every rank's object, in rank order), ``barrier`` and ``from_main``. With one
+process they cost nothing and ``gather(x)`` is ``[x]``.
+"""
+
+from __future__ import annotations
+
+import datetime
+import os
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+T = TypeVar("T")
+
+TIMEOUT = datetime.timedelta(hours=6)
+"""How long a rank waits for the others at a collective (a gather, a barrier) before failing.
+Longer than torch's 30 minutes: rank 0 alone prunes, trims and saves while the others wait."""
+
+
+@dataclass(frozen=True)
+class World:
+    """This process's place among the run's processes (``rank`` of ``size``)."""
+
+    rank: int = 0
+    size: int = 1
+
+    @property
+    def main(self) -> bool:
+        """Whether this is rank 0, the one that writes files."""
+        return self.rank == 0
+
+    def gather(self, obj: T) -> list[T]:
+        """Every rank's ``obj`` (picklable), in rank order, on every rank. A collective: every
+        rank must call it, in the same order.
+
+        >>> World().gather({"episodes": 3})
+        [{'episodes': 3}]
+        """
+        if self.size == 1:
+            return [obj]
+        import torch.distributed as dist
+
+        out: list = [None] * self.size
+        dist.all_gather_object(out, obj)
+        return out
+
+    def barrier(self) -> None:
+        """Wait until every rank is here."""
+        if self.size > 1:
+            import torch.distributed as dist
+
+            dist.barrier()
+
+    def from_main(self, make: Callable[[], T]) -> T:
+        """``make()`` run on rank 0 only (it may write files); every rank gets its result, or
+        raises the exception it raised.
+
+        >>> World().from_main(lambda: 42)
+        42
+        """
+        if self.size == 1:
+            return make()
+        result, error = None, None
+        if self.main:
+            try:
+                result = make()
+            except Exception as e:  # noqa: BLE001 - raised again on every rank below
+                error = e
+        result, error = self.gather((result, error))[0]
+        if error is not None:
+            raise error
+        return result
+
+    def share(self, items: Sequence[T]) -> list[T]:
+        """This rank's share of ``items`` (the same sequence on every rank): every ``size``-th
+        item from ``rank``, so each item goes to exactly one rank.
+
+        >>> World(1, 2).share("abcde")
+        ['b', 'd']
+        """
+        return list(items[self.rank::self.size])
+
+
+SINGLE = World()
+
+
+def current() -> World:
+    """The world of this process: its torch.distributed group once one is initialized, else one process."""
+    import sys
+
+    if "torch" not in sys.modules:  # nothing started one
+        return SINGLE
+    import torch.distributed as dist
+
+    if dist.is_available() and dist.is_initialized():
+        return World(dist.get_rank(), dist.get_world_size())
+    return SINGLE
+
+
+def join(**options: Any) -> World:
+    """Join the process group of the launcher that started this process (``WORLD_SIZE`` > 1, set by
+    ``accelerate launch`` and ``torchrun``) through accelerate's ``PartialState`` (gloo on a CPU,
+    NCCL on GPUs: the state the trainers then share); one process otherwise."""
+    if int(os.environ.get("WORLD_SIZE", "1")) <= 1:
+        return current()
+    import torch
+    from accelerate import PartialState
+
+    PartialState(cpu=not torch.cuda.is_available(), timeout=TIMEOUT, **options)
+    world = current()
+    if world.size <= 1:
+        raise RuntimeError(f"WORLD_SIZE={os.environ['WORLD_SIZE']} but no process group could be joined: "
+                           "start termrl with accelerate launch or torchrun, or unset WORLD_SIZE")
+    return world
+
+
+__all__ = ["SINGLE", "TIMEOUT", "World", "current", "join"]
