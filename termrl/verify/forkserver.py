@@ -23,6 +23,7 @@ so the agent's imports resolve as they did before.
 Stdlib and pytest only: this runs on the sandbox's Python.
 """
 
+import gc
 import json
 import os
 import select
@@ -41,6 +42,8 @@ def main():
     base_env = dict(os.environ)
     pristine = set(sys.modules)
     _warm(pytest, pytest_report.isolate)
+    gc.collect()
+    gc.freeze()  # what every child inherits: its collections skip it and leave its pages shared
     out = sys.stdout
     out.write('{"ready": true}\n')
     out.flush()
