@@ -7,13 +7,14 @@ import sys
 
 import typer
 
-from termrl.cli import audit, cache, eval, report, sandbox, tasks, train, verify
+from termrl.cli import audit, cache, eval, report, sandbox, tasks, tokenizers, train, verify
 
 app = typer.Typer(help="termrl: RL for terminal and coding agents on execution-verified rewards.",
                   no_args_is_help=True, add_completion=False)
 app.add_typer(tasks.app, name="tasks")
 app.add_typer(sandbox.app, name="sandbox")
 app.add_typer(cache.app, name="cache")
+app.add_typer(tokenizers.app, name="tokenizers")
 app.command("verify")(verify.verify_cmd)
 app.add_typer(verify.reward_app, name="reward")
 app.command("audit")(audit.audit_cmd)

@@ -19,8 +19,12 @@ def report_cmd(
     out: Path = typer.Option(Path("report.html"), "-o", "--out", help="The HTML file to write."),
     open_it: bool = typer.Option(False, "--open", help="Open it in the default browser."),
     names: Optional[str] = typer.Option(None, help="Comma-separated run names (default: the folders' names)."),
+    tokenizer: Optional[List[str]] = typer.Option(
+        None, "--tokenizer", help="One more tokenizer for the Tokens section (a directory, a tokenizer.json, or "
+                                  "'quickstart'); the runs' own tokenizers are always there."),
 ) -> None:
     """One self-contained HTML report (no network at view time) of one or more runs."""
+    from termrl.eval.tokenizers import TokenizerError
     from termrl.report import RunError, write_report
 
     labels = [n.strip() for n in names.split(",")] if names else None
@@ -28,8 +32,8 @@ def report_cmd(
         err.print(f"[red]error:[/] --names gives {len(labels)} names for {len(run_dirs)} run directories")
         raise typer.Exit(2)
     try:
-        path = write_report(run_dirs, out, labels)
-    except RunError as e:
+        path = write_report(run_dirs, out, labels, tokenizer or ())
+    except (RunError, TokenizerError) as e:
         err.print(f"[red]error:[/] {e}")
         raise typer.Exit(2)
     size = path.stat().st_size

@@ -12,9 +12,10 @@ from pathlib import Path
 from termrl.report.runs import Run, RunError, load_run
 
 
-def write_report(run_dirs, out: str | Path, names=None) -> Path:
+def write_report(run_dirs, out: str | Path, names=None, tokenizers=()) -> Path:
     """Read ``run_dirs`` (one, or several side by side; the first is the baseline of every
-    comparison) and write the report to ``out``; returns its path."""
+    comparison) and write the report to ``out``; returns its path. ``tokenizers``: more
+    tokenizers for its Tokens section (``termrl.eval.tokenizers.load_tokenizer`` specs)."""
     from termrl.report.html import render
 
     dirs = [Path(d) for d in run_dirs]
@@ -22,7 +23,7 @@ def write_report(run_dirs, out: str | Path, names=None) -> Path:
     runs = [load_run(d, n) for d, n in zip(dirs, names)]
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(render(runs), encoding="utf-8")
+    out.write_text(render(runs, tokenizers), encoding="utf-8")
     return out
 
 

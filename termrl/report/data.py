@@ -7,8 +7,11 @@ renderer (``termrl.report.html``) only lays them out. Tests check these numbers.
 from __future__ import annotations
 
 import functools
+import itertools
 import shlex
 from collections import Counter, defaultdict
+from collections.abc import Sequence
+from pathlib import Path
 
 from termrl.eval.badcases import bad_cases
 from termrl.eval.metrics import harness_failure, main_class, paired, summarize, two_proportion_z, wilson
@@ -305,3 +308,34 @@ def _cut(text: str, n: int = TEXT_CHARS) -> str:
 
 def episodes(runs) -> list[dict]:
     return [episode_record(run.name, part, t) for run in runs for part, eps in run.parts.items() for t in eps]
+
+
+TOKENIZER_DIRS = ("final", "rl", "sft", "model-init", "model")
+"""Where a run keeps a model's tokenizer, first found first (train: final/, model-init/; quickstart: rl/, sft/)."""
+EPISODE_SAMPLE = 200
+"""Episodes of the runs a report's token figures read (the first ones, in the runs' order)."""
+
+
+def run_tokenizer(path: Path) -> Path | None:
+    """The tokenizer directory of the run at ``path``, or None."""
+    for name in TOKENIZER_DIRS:
+        if (path / name / "tokenizer.json").is_file() or (path / name / "tokenizer_config.json").is_file():
+            return path / name
+    return None
+
+
+def tokens(runs, extra: Sequence[str] = ()) -> list[dict]:
+    """``termrl.eval.tokenizers`` figures of each run's tokenizer and of ``extra`` tokenizers, on the
+    shipped corpus and the runs' own episodes (their replies and observations, and the tokens of an
+    average one): one ``Report.to_dict()`` each, ``tokenizer`` naming the run or the path."""
+    from termrl.eval import tokenizers as tk
+    from termrl.train.trajdata import conversation
+
+    specs = [(run.name, str(found)) for run in runs if (found := run_tokenizer(Path(run.path)))]
+    specs += [(spec, spec) for spec in extra]
+    if not specs:
+        return []
+    chats = [conversation(t) for t in itertools.islice((t for run in runs for t in run.episodes if t.prompt and t.steps),
+                                                       EPISODE_SAMPLE)]
+    texts = {**tk.corpus_texts(), **tk.episode_classes(chats)}
+    return [tk.measure(tk.load_tokenizer(spec), label, texts, chats).to_dict() for label, spec in specs]

@@ -15,11 +15,13 @@ from termrl.report import data
 
 _IDS = itertools.count()
 SECTIONS = [("headline", "Headline"), ("rewards", "Rewards"), ("compute", "Compute"), ("hacking", "Hacking"),
-            ("failures", "Failures"), ("behaviour", "Behaviour"), ("trajectories", "Trajectories")]
+            ("failures", "Failures"), ("behaviour", "Behaviour"), ("tokens", "Tokens"),
+            ("trajectories", "Trajectories")]
 
 
-def render(runs) -> str:
-    """The whole page for ``runs`` (one, or several side by side)."""
+def render(runs, tokenizers=()) -> str:
+    """The whole page for ``runs`` (one, or several side by side); ``tokenizers``: more tokenizers
+    (directories, tokenizer.json files, ``quickstart``) for the Tokens section, beside the runs' own."""
     import plotly.graph_objects as go
     from plotly.offline import get_plotlyjs
 
@@ -38,6 +40,7 @@ def render(runs) -> str:
         "hacking": _hacking(runs),
         "failures": _failures(runs, fig),
         "behaviour": _behaviour(runs, fig),
+        "tokens": _tokens(data.tokens(runs, tokenizers)),
         "trajectories": _trajectories(),
     }
     body = "\n".join(f'<section id="{sid}"><h2>{title}</h2>{parts[sid]}</section>' for sid, title in SECTIONS)
@@ -255,6 +258,26 @@ def _behaviour(runs, fig) -> str:
     rows = [[_e(n), v["replies"], _pct(v["format_error_rate"]), v["distinct_heads"]] for n, v in bh.items()]
     return (_table(["run", "replies", "format-error rate", "distinct command heads over the run"], rows)
             + fig("fig-actions", acts) + fig("fig-heads", heads) + fig("fig-top-heads", top) + fig("fig-reply-length", lengths))
+
+
+def _tokens(reports: list[dict]) -> str:
+    if not reports:
+        return ("<p class=small>No tokenizer: none of the runs keeps a model's tokenizer "
+                "(final/, rl/, sft/, model-init/); add one with <code>termrl report --tokenizer DIR</code>.</p>")
+    classes = list(reports[0]["classes"])
+    rows = [[_e(cls), *(f'{r["classes"][cls]["tokens_per_byte"]:.3f} ({r["classes"][cls]["tokens_per_char"]:.3f})'
+                        if r["classes"][cls]["tokens_per_byte"] is not None else "-" for r in reports)]
+            for cls in classes]
+    rows += [[f"longest one-token run of {kind}", *(r["longest_one_token_run"][kind] for r in reports)]
+             for kind in ("spaces", "tabs", "newlines")]
+    rows.append(["tokens per episode (mean)", *(f'{r["episode_tokens_mean"]:,.0f} over {r["episodes"]}'
+                                                if r["episode_tokens_mean"] else "-" for r in reports)])
+    headers = ["class", *(f'{_e(r["tokenizer"])} ({r["vocab_size"]:,} tokens)' for r in reports)]
+    return (_table(headers, rows)
+            + "<p class=small>Tokens per UTF-8 byte (tokens per character) of termrl's corpus (code, English, "
+              "Chinese, Chinese mixed with code, shell sessions, tracebacks, whitespace, digits) and of these runs' "
+              "own episodes (replies, observations); episode cost: their chats through each tokenizer's chat "
+              "template. <code>termrl tokenizers report</code> gives the same figures.</p>")
 
 
 def _trajectories() -> str:

@@ -176,16 +176,11 @@ def check_family(config: QuickstartConfig) -> None:
         reference_reply(task)
 
 
-def build_model(dest: Path, config: QuickstartConfig) -> tuple[Any, int]:
-    """Tokenizer and random Qwen2 model of ``config``, saved to ``dest``; returns the
-    tokenizer and the model's parameter count.
-
-    The tokenizer is byte-level BPE trained on the family's own text only (instructions,
-    reference commands, the chat roles): ``PRE_TOKENIZE`` keeps merges from crossing a
-    space, digit or letter/punctuation boundary, and ``TOOL_CALL_PIECES`` are single tokens."""
-    from transformers import AutoModelForCausalLM
-
-    from termrl.policies.tiny import build_tiny_model, build_tokenizer
+def quickstart_tokenizer(config: QuickstartConfig):
+    """The quickstart's tokenizer: byte-level BPE trained on the family's own text only
+    (instructions, reference commands, the chat roles); ``PRE_TOKENIZE`` keeps merges from
+    crossing a space, digit or letter/punctuation boundary, and ``TOOL_CALL_PIECES`` are single tokens."""
+    from termrl.policies.tiny import build_tokenizer
     from termrl.tasks.families import get_family
 
     family = get_family(config.family)
@@ -193,8 +188,18 @@ def build_model(dest: Path, config: QuickstartConfig) -> tuple[Any, int]:
     for seed in range(config.tokenizer_seeds):
         task = family.generate(family.train_seeds.start + seed)
         texts += [m["content"] for m in prompt_messages(task, config.system_prompt)] + [reference_reply(task)]
-    tokenizer = build_tokenizer(texts, config.vocab_size, base_corpus=False, pre_tokenize=PRE_TOKENIZE,
-                                extra_tokens=TOOL_CALL_PIECES)
+    return build_tokenizer(texts, config.vocab_size, base_corpus=False, pre_tokenize=PRE_TOKENIZE,
+                           extra_tokens=TOOL_CALL_PIECES)
+
+
+def build_model(dest: Path, config: QuickstartConfig) -> tuple[Any, int]:
+    """Tokenizer and random Qwen2 model of ``config``, saved to ``dest``; returns the
+    tokenizer (``quickstart_tokenizer``) and the model's parameter count."""
+    from transformers import AutoModelForCausalLM
+
+    from termrl.policies.tiny import build_tiny_model
+
+    tokenizer = quickstart_tokenizer(config)
     build_tiny_model(dest, hidden_size=config.hidden_size, layers=config.layers, heads=config.heads,
                      seed=config.seed, max_positions=512, tokenizer=tokenizer)
     parameters = sum(p.numel() for p in AutoModelForCausalLM.from_pretrained(dest).parameters())

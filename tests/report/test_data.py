@@ -91,6 +91,18 @@ def test_a_quickstart_run_reads_its_stores_and_logs(runs):
     assert (runs["quickstart"] / "report.html").is_file()  # the quickstart wrote its own
 
 
+def test_the_tokens_section_reads_each_runs_tokenizer_and_the_ones_given(runs, tmp_path):
+    train, oracle = load_run(runs["train"]), load_run(runs["oracle"])
+    rows = data.tokens([train, oracle], ["quickstart"])
+    assert [r["tokenizer"] for r in rows] == ["train", "quickstart"]  # the oracle's eval run keeps no model
+    episodes = [t for t in train.episodes + oracle.episodes if t.prompt and t.steps]
+    assert rows[0]["episodes"] == rows[1]["episodes"] == min(len(episodes), data.EPISODE_SAMPLE)
+    assert rows[0]["classes"]["replies"]["tokens"] > 0 and rows[0]["episode_tokens_mean"] > 0
+    page = write_report([runs["train"]], tmp_path / "t.html", tokenizers=["quickstart"]).read_text()
+    assert '<section id="tokens">' in page and "longest one-token run of spaces" in page
+    assert "No tokenizer" in write_report([runs["oracle"]], tmp_path / "o.html").read_text()
+
+
 def test_pass_at_k_gets_a_bootstrap_interval_over_tasks():
     tasks = [{"pass@k": {"2": v}} for v in (0.0, 0.5, 1.0, 1.0)]
     low, high = data.task_bootstrap(tasks, "2")
@@ -108,7 +120,7 @@ def test_command_heads():
 def test_the_page_holds_every_section_and_every_episode(runs, tmp_path):
     out = write_report([runs["oracle"], runs["nop"], runs["audit"]], tmp_path / "r.html")
     page = out.read_text()
-    for section in ("headline", "rewards", "compute", "hacking", "failures", "behaviour", "trajectories"):
+    for section in ("headline", "rewards", "compute", "hacking", "failures", "behaviour", "tokens", "trajectories"):
         assert f'<section id="{section}">' in page
     packed = re.search(r'<script id="episodes-data" type="text/plain">([^<]+)</script>', page).group(1)
     episodes = json.loads(gzip.decompress(base64.b64decode(packed)))
