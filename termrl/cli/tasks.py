@@ -196,3 +196,44 @@ def validate_cmd(
                       f"{len(unreferenced)} without a reference solution (their environment builds and doing "
                       "nothing fails cleanly)")
     raise typer.Exit(1 if invalid else 0)
+
+
+@app.command("strength")
+def strength_cmd(
+    suite: str = typer.Argument(..., help="builtin, humaneval, mbpp, FAMILY:SEEDS or a directory of tasks; "
+                                          "a slice after a colon (humaneval:0-39)"),
+    mutants: int = typer.Option(30, "--mutants", min=1, help="Most mutants verified per task."),
+    workers: int = typer.Option(2, "--workers", min=1, help="Warm verifier sandboxes."),
+    backend: str = typer.Option("bwrap", help=f"Sandbox backend of the reference runs: {', '.join(BACKENDS)}."),
+    as_json: bool = typer.Option(False, "--json", help='Print {"suite", "tasks": [...], "summary"}'),
+) -> None:
+    """Mutation score of every task's hidden tests: the share of small bugs in the reference
+    solution they catch; surviving mutants are wrong solutions that earn the full reward."""
+    from termrl.tasks.strength import WEAK, strength, summary
+
+    if backend not in BACKENDS:
+        err.print(f"[red]error:[/] --backend {backend!r}: choose one of {', '.join(BACKENDS)}")
+        raise typer.Exit(2)
+    entries = _prepared(_entries(suite), quiet=as_json)
+    tasks = [e.task for e in entries if e.task is not None]
+    progress = Progress(TextColumn("mutating {task.description}"), BarColumn(), MofNCompleteColumn(),
+                        TimeElapsedColumn(), console=err, transient=as_json)
+    with progress:
+        bar = progress.add_task(suite, total=len(tasks))
+        rows = strength(tasks, workers=workers, max_mutants=mutants, backend=backend,
+                        on_done=lambda row: progress.advance(bar))
+    total = summary(rows)
+    if as_json:
+        typer.echo(json.dumps({"suite": suite, "tasks": [r.to_dict() for r in rows], "summary": total}))
+        return
+    table = Table(title=f"{suite}: test strength (weak: mutation score < {WEAK})")
+    for col in ("id", "status", "score", "killed", "mutants", "seconds", "first survivor / reason"):
+        table.add_column(col, overflow="fold")
+    for r in rows:
+        first = r.survivors[0]["diff"] if r.survivors else r.reason
+        score = "-" if r.score is None else (f"[red]{r.score:.2f}[/]" if r.weak else f"{r.score:.2f}")
+        table.add_row(r.id, r.status, score, str(r.killed), str(r.mutants), f"{r.seconds:.1f}", first)
+    console.print(table)
+    console.print(f"[bold]{total['measured']}/{total['tasks']} measured[/], {total['weak']} weak, mean score "
+                  f"{total['mean_score']}, {total['survivors']} surviving mutants of {total['mutants']}, "
+                  f"{total['seconds_per_task']} s per task")

@@ -1,0 +1,143 @@
+"""Mutants of a Python source: small, plausible bugs a task's tests should catch.
+
+A small AST mutator (not mutmut or cosmic-ray: both run a project's own test command against
+files in place, where termrl needs mutants as plain files to verify in its sandboxes, through
+the same verifier the rewards use). Each operator rewrites the source span of one node, so a
+mutant differs from the original by one small edit and its diff reads like a bug:
+
+- ``compare``: ``<`` <-> ``<=``, ``>`` <-> ``>=``, ``==`` <-> ``!=``, ``in`` <-> ``not in``,
+  ``is`` <-> ``is not`` (boundary shifts included);
+- ``arith``: ``+`` <-> ``-``, ``*`` -> ``/``, ``/`` -> ``*``, ``//`` -> ``/``, ``%`` -> ``//``;
+- ``boolean``: ``and`` <-> ``or``; ``not x`` -> ``x``;
+- ``constant``: an integer n -> n + 1, ``True`` <-> ``False``, a non-empty string -> ``""``;
+- ``return``: ``return X`` -> ``return None``;
+- ``remove``: a statement (assignment, call, ``raise``, ``continue``, ``break``) in a block of
+  several -> ``pass``.
+
+Docstrings and f-strings are never mutated. ``mutants(source)`` lists them in source order; every one
+compiles.
+
+>>> [m.operator for m in mutants("def f(a, b):\\n    return a < b\\n")]
+['compare', 'return']
+>>> print(mutants("x = 1 + 2\\n")[0].source, end="")
+x = 1 - 2
+"""
+
+from __future__ import annotations
+
+import ast
+import difflib
+from dataclasses import dataclass
+
+COMPARE = {ast.Lt: ast.LtE, ast.LtE: ast.Lt, ast.Gt: ast.GtE, ast.GtE: ast.Gt, ast.Eq: ast.NotEq,
+           ast.NotEq: ast.Eq, ast.In: ast.NotIn, ast.NotIn: ast.In, ast.Is: ast.IsNot, ast.IsNot: ast.Is}
+ARITH = {ast.Add: ast.Sub, ast.Sub: ast.Add, ast.Mult: ast.Div, ast.Div: ast.Mult, ast.FloorDiv: ast.Div,
+         ast.Mod: ast.FloorDiv}
+REMOVABLE = (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Expr, ast.Raise, ast.Continue, ast.Break)
+
+
+@dataclass(frozen=True)
+class Mutant:
+    """One mutant: the whole mutated ``source``, the ``operator`` that made it, and where."""
+
+    operator: str
+    line: int
+    source: str
+
+    def diff(self, original: str, path: str = "solution.py") -> str:
+        """The mutant as a unified diff against ``original``."""
+        return "".join(difflib.unified_diff(original.splitlines(True), self.source.splitlines(True),
+                                            f"a/{path}", f"b/{path}", n=1))
+
+
+def mutants(source: str) -> list[Mutant]:
+    """Every mutant of ``source`` that compiles, in source order; [] when it does not parse."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return []
+    lines = source.splitlines(True)
+    offsets = [0]
+    for line in lines:
+        offsets.append(offsets[-1] + len(line.encode()))
+    raw = source.encode()
+    docstrings = {id(node.body[0].value) for node in ast.walk(tree)
+                  if isinstance(node, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+                  and node.body and isinstance(node.body[0], ast.Expr)
+                  and isinstance(node.body[0].value, ast.Constant) and isinstance(node.body[0].value.value, str)}
+
+    def span(node) -> tuple[int, int]:
+        return offsets[node.lineno - 1] + node.col_offset, offsets[node.end_lineno - 1] + node.end_col_offset
+
+    def replaced(node, text: str) -> str:
+        start, end = span(node)
+        return (raw[:start] + text.encode() + raw[end:]).decode()
+
+    in_fstrings = {id(part) for node in ast.walk(tree) if isinstance(node, ast.JoinedStr)
+                   for part in ast.walk(node)}  # before 3.12 an f-string's pieces may carry wrong positions
+    found: list[Mutant] = []
+
+    def add(operator: str, node, text: str) -> None:
+        mutated = replaced(node, text)
+        try:
+            compile(mutated, "<mutant>", "exec")
+        except (SyntaxError, ValueError):
+            return
+        if mutated != source:
+            found.append(Mutant(operator, node.lineno, mutated))
+
+    def swapped(node, **change):
+        copy = ast.copy_location(type(node)(**{**{f: getattr(node, f) for f in node._fields}, **change}), node)
+        return ast.unparse(copy)
+
+    for node in ast.walk(tree):
+        if id(node) in in_fstrings:
+            continue
+        if isinstance(node, ast.Compare) and type(node.ops[0]) in COMPARE:
+            add("compare", node, swapped(node, ops=[COMPARE[type(node.ops[0])](), *node.ops[1:]]))
+        elif isinstance(node, ast.BinOp) and type(node.op) in ARITH:
+            add("arith", node, swapped(node, op=ARITH[type(node.op)]()))
+        elif isinstance(node, ast.BoolOp):
+            add("boolean", node, swapped(node, op=ast.Or() if isinstance(node.op, ast.And) else ast.And()))
+        elif isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+            add("boolean", node, ast.unparse(node.operand) if not isinstance(node.operand, ast.BoolOp)
+                else f"({ast.unparse(node.operand)})")
+        elif isinstance(node, ast.Constant) and id(node) not in docstrings:
+            value = node.value
+            if isinstance(value, bool):
+                add("constant", node, repr(not value))
+            elif isinstance(value, int):
+                add("constant", node, repr(value + 1))
+            elif isinstance(value, str) and value:
+                add("constant", node, '""')
+        elif isinstance(node, ast.Return) and node.value is not None and not (
+                isinstance(node.value, ast.Constant) and node.value.value is None):
+            add("return", node, "return None")
+        for body in _blocks(node):
+            if len(body) > 1:
+                for stmt in body:
+                    if isinstance(stmt, REMOVABLE) and not (isinstance(stmt, ast.Expr) and id(stmt.value) in docstrings):
+                        add("remove", stmt, "pass")
+    found.sort(key=lambda m: (m.line, m.operator))
+    return found
+
+
+def _blocks(node) -> list[list[ast.stmt]]:
+    return [getattr(node, name) for name in ("body", "orelse", "finalbody")
+            if isinstance(getattr(node, name, None), list) and getattr(node, name)
+            and isinstance(getattr(node, name)[0], ast.stmt)]
+
+
+def spread(items: list, most: int) -> list:
+    """At most ``most`` of ``items``, evenly spaced over them (all when there are no more).
+
+    >>> spread(list(range(10)), 3)
+    [0, 3, 6]
+    """
+    if len(items) <= most:
+        return list(items)
+    step = len(items) / most
+    return [items[int(i * step)] for i in range(most)]
+
+
+__all__ = ["Mutant", "mutants", "spread"]

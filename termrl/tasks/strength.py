@@ -1,0 +1,153 @@
+"""How strong a task's hidden tests are: the share of small bugs in its reference solution they catch.
+
+``termrl tasks strength SUITE``. For every task with a reference solution: run it in a fresh
+sandbox, take the Python files it wrote or changed, make mutants of them
+(``termrl.tasks.mutants``: operator swaps, boundary shifts, constants, removed statements and
+returns), and verify each mutated workspace with the task's hidden tests through the warm
+verifier pool, exactly as an episode's reward is verified. A mutant the tests fail is killed; one
+they pass survives, and is a concrete wrong solution that would earn the full reward: a
+candidate exploit, listed as a diff.
+
+The mutation score is killed / mutants verified (a mutant the harness could not verify counts in
+neither). A task scoring below ``WEAK`` is weak. Mutants per task are bounded (``max_mutants``,
+spread evenly over the files' mutants in source order). Some mutants are equivalent to the
+original (a removed statement with no effect): the score is a lower bound of the tests' strength.
+
+Not measured here: line and branch coverage, C sources, and the same figures for a task's
+visible tests.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import asdict, dataclass, field
+
+from termrl.protocols import HarnessError, Task
+from termrl.tasks.mutants import mutants, spread
+
+WEAK = 0.8
+"""A task whose tests kill fewer than this share of its mutants is weak."""
+MAX_MUTANTS = 30
+"""Mutants verified per task (spread over all of its reference solution's mutants)."""
+
+
+@dataclass
+class Strength:
+    """One task's figures (``to_dict`` is its JSON row)."""
+
+    id: str
+    category: str
+    status: str
+    """measured | no_reference | no_python (the solution writes no Python file) | reference_fails |
+    unsupported | error (the harness could not run the reference)"""
+    mutants: int = 0
+    """Mutants verified."""
+    candidates: int = 0
+    """Mutants the reference solution's Python files have in all (``mutants`` of them were verified)."""
+    killed: int = 0
+    unverified: int = 0
+    score: float | None = None
+    seconds: float = 0.0
+    survivors: list[dict] = field(default_factory=list)
+    """{"path", "line", "operator", "diff"} of each surviving mutant."""
+    reason: str = ""
+
+    @property
+    def weak(self) -> bool:
+        return self.score is not None and self.score < WEAK
+
+    def to_dict(self) -> dict:
+        return {**asdict(self), "weak": self.weak}
+
+
+def reference_workspace(task: Task, backend: str = "bwrap") -> dict[str, bytes]:
+    """The workspace after the task's reference solution ran in a fresh sandbox (path -> bytes).
+
+    Raises:
+        HarnessError: the sandbox failed, or the reference solution itself exited non-zero.
+    """
+    from termrl.tasks.runtime import open_sandbox, run_solution
+    from termrl.verify.workspace import snapshot
+
+    with open_sandbox(task, backend) as box:
+        res = run_solution(box, task)
+        if not res.ok:
+            raise HarnessError(f"the reference solution failed ({res.stop.value}, exit {res.exit_code}): "
+                               f"{(res.stdout + res.stderr)[-300:]}")
+        return snapshot(box)
+
+
+def measure(task: Task, pool, max_mutants: int = MAX_MUTANTS, backend: str = "bwrap") -> Strength:
+    """``task``'s mutation score on ``pool`` (a ``termrl.verify.pool.VerifierPool``)."""
+    row = Strength(task.id, task.meta.category or "", "measured")
+    started = time.monotonic()
+    try:
+        if task.unsupported:
+            row.status, row.reason = "unsupported", task.unsupported
+        elif task.solution is None:
+            row.status, row.reason = "no_reference", "no reference solution to mutate"
+        else:
+            _mutate(task, pool, max_mutants, backend, row)
+    except HarnessError as e:
+        row.status, row.reason = "error", f"{type(e).__name__}: {e}"
+    row.seconds = round(time.monotonic() - started, 2)
+    return row
+
+
+def _mutate(task: Task, pool, max_mutants: int, backend: str, row: Strength) -> None:
+    solved = reference_workspace(task, backend)
+    initial = {p: f.data for p, f in task.workspace.items()}
+    written = sorted(p for p, data in solved.items() if p.endswith(".py") and initial.get(p) != data)
+    if not written:
+        row.status, row.reason = "no_python", "the reference solution writes no Python file"
+        return
+    reference = pool.verify_files(task, solved)
+    if not reference.verified or not reference.passed:
+        row.status = "reference_fails" if reference.verified else "error"
+        row.reason = "the reference solution does not pass its own hidden tests on the verifier pool" \
+            if reference.verified else f"the harness could not verify the reference: {reference.verify_error}"
+        return
+    texts = {p: solved[p].decode("utf-8", "replace") for p in written}
+    candidates = [(path, m) for path in written for m in mutants(texts[path])]
+    chosen = spread(candidates, max_mutants)
+    evidence = pool.map([(task, {**solved, path: m.source.encode()}) for path, m in chosen])
+    row.candidates = len(candidates)
+    for (path, mutant), ev in zip(chosen, evidence):
+        if not ev.verified:
+            row.unverified += 1
+        elif ev.passed:
+            row.survivors.append({"path": path, "line": mutant.line, "operator": mutant.operator,
+                                  "diff": mutant.diff(texts[path], path)})
+        else:
+            row.killed += 1
+    row.mutants = row.killed + len(row.survivors)
+    row.score = round(row.killed / row.mutants, 4) if row.mutants else None
+    if not candidates:
+        row.reason = "its Python files have no mutable code"
+
+
+def strength(tasks: Iterable[Task], workers: int = 2, max_mutants: int = MAX_MUTANTS, backend: str = "bwrap",
+             on_done: Callable[[Strength], None] | None = None) -> list[Strength]:
+    """``measure`` of every task, their mutants verified on one pool of ``workers`` warm sandboxes."""
+    from termrl.verify.pool import VerifierPool
+
+    rows = []
+    with VerifierPool(workers=workers) as pool:
+        for task in tasks:
+            rows.append(measure(task, pool, max_mutants, backend))
+            if on_done:
+                on_done(rows[-1])
+    return rows
+
+
+def summary(rows: list[Strength]) -> dict:
+    """Totals over ``rows``: tasks measured, weak ones, mean score, mutants, survivors, seconds per task."""
+    measured = [r for r in rows if r.score is not None]
+    return {"tasks": len(rows), "measured": len(measured), "weak": sum(r.weak for r in measured),
+            "mean_score": round(sum(r.score for r in measured) / len(measured), 4) if measured else None,
+            "mutants": sum(r.mutants for r in rows), "survivors": sum(len(r.survivors) for r in rows),
+            "seconds_per_task": round(sum(r.seconds for r in rows) / len(rows), 2) if rows else None}
+
+
+__all__ = ["MAX_MUTANTS", "WEAK", "Strength", "measure", "reference_workspace", "strength", "summary"]

@@ -1,0 +1,90 @@
+"""``termrl tasks strength``: mutants of a reference solution, verified against the hidden tests."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from termrl.protocols import Task, TaskFile, TaskMeta
+from termrl.tasks.mutants import mutants, spread
+from termrl.tasks.strength import WEAK, strength, summary
+
+SOLUTION = '''def is_adult(age):
+    """Whether someone of ``age`` years is an adult (18 or more)."""
+    return age >= 18
+'''
+HEADER = b"import os\nimport sys\n\nsys.path.insert(0, os.getcwd())  # the workdir, where solution.py is\n\n"
+WEAK_TESTS = HEADER + b"from solution import is_adult\n\n\ndef test_thirty():\n    assert is_adult(30)\n"
+STRONG_TESTS = HEADER + (b"from solution import is_adult\n\n\ndef test_boundary():\n    assert is_adult(18) is True\n"
+                         b"    assert is_adult(17) is False\n")
+
+
+def adult_task(tests: bytes, name: str) -> Task:
+    return Task(id=name, instruction="Write is_adult(age) in solution.py.", tests={"test_adult.py": TaskFile(tests)},
+                solution=f"cat > solution.py <<'EOF'\n{SOLUTION}EOF\n", meta=TaskMeta(category="python"))
+
+
+def test_each_operator_makes_one_small_edit_and_every_mutant_compiles():
+    source = ('"""Module doc: < 1 and 2."""\n'
+              "def f(xs, k):\n"
+              '    """Docstring: x < 1."""\n'
+              "    total = 0\n"
+              "    for x in xs:\n"
+              "        if x > k and not x in (None,):\n"
+              "            total += x * 2\n"
+              "    print(f\"total {total + 1}\")\n"
+              "    return total == 3\n")
+    found = mutants(source)
+    edits = {(m.operator, m.line) for m in found}
+    assert {("compare", 6), ("boolean", 6), ("arith", 7), ("constant", 4), ("return", 9), ("compare", 9),
+            ("remove", 4)} <= edits
+    for m in found:
+        compile(m.source, "m", "exec")
+        changed = [i for i, (a, b) in enumerate(zip(source.splitlines(), m.source.splitlines())) if a != b]
+        assert len(changed) == 1 and len(m.source.splitlines()) == len(source.splitlines())  # one line edited
+        assert '"""Module doc: < 1 and 2."""' in m.source and '"""Docstring: x < 1."""' in m.source
+        assert 'f"total {total + 1}"' in m.source or m.operator == "remove"  # an f-string is left alone
+    assert {m.operator for m in found if m.line == 8} == {"remove"}
+    boundary = next(m for m in found if m.operator == "compare" and m.line == 6)
+    assert "if x >= k and" in boundary.source
+    assert "-    total = 0\n+    pass\n" in next(m for m in found if m.operator == "remove").diff(source, "f.py")
+    assert mutants("def broken(:\n") == [] and spread(list(range(5)), 10) == [0, 1, 2, 3, 4]
+
+
+@pytest.mark.sandbox
+def test_weak_tests_let_boundary_mutants_survive_and_strong_ones_kill_them(tmp_path):
+    weak, strong = strength([adult_task(WEAK_TESTS, "adult-weak"), adult_task(STRONG_TESTS, "adult-strong")],
+                            workers=2)
+    assert strong.status == weak.status == "measured" and strong.mutants == weak.mutants == 3
+    assert strong.score == 1.0 and not strong.weak and not strong.survivors
+    # `>=` -> `>` and 18 -> 19 both still say 30 is an adult; `return None` fails `assert is_adult(30)`
+    assert weak.killed == 1 and weak.score == round(1 / 3, 4) and weak.weak and weak.score < WEAK
+    assert {s["operator"] for s in weak.survivors} == {"compare", "constant"}
+    assert any("-    return age >= 18\n+    return age > 18" in s["diff"] for s in weak.survivors)
+    total = summary([weak, strong])
+    assert total["measured"] == 2 and total["weak"] == 1 and total["survivors"] == 2
+
+
+@pytest.mark.sandbox
+def test_tasks_without_a_python_reference_say_why(tmp_path):
+    shell = Task(id="shell-only", instruction="x", tests={"test_x.py": TaskFile(b"def test_x():\n    pass\n")},
+                 solution="echo hi > out.txt\n")
+    none = Task(id="no-ref", instruction="x", tests={"test_x.py": TaskFile(b"def test_x():\n    pass\n")})
+    failing = adult_task(b"def test_never():\n    assert False\n", "adult-broken")
+    rows = {r.id: r for r in strength([shell, none, failing], workers=1)}
+    assert rows["shell-only"].status == "no_python" and rows["no-ref"].status == "no_reference"
+    assert rows["adult-broken"].status == "reference_fails" and rows["adult-broken"].score is None
+
+
+@pytest.mark.sandbox
+def test_the_command_measures_humaneval_and_prints_json():
+    res = subprocess.run([sys.executable, "-m", "termrl", "tasks", "strength", "humaneval:0-1", "--mutants", "6",
+                          "--json"], capture_output=True, text=True, timeout=600)
+    assert res.returncode == 0, res.stderr[-2000:]
+    out = json.loads(res.stdout)
+    assert [t["id"] for t in out["tasks"]] == ["humaneval-0", "humaneval-1"]
+    assert all(t["status"] == "measured" and 0 < t["mutants"] <= 6 for t in out["tasks"])
+    assert out["summary"]["measured"] == 2 and out["summary"]["seconds_per_task"] > 0
