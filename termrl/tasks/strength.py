@@ -21,9 +21,10 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 
-from termrl.protocols import HarnessError, Task
+from termrl.protocols import Evidence, HarnessError, Task, TaskFile
 from termrl.tasks.mutants import mutants, spread
 
 WEAK = 0.8
@@ -52,6 +53,8 @@ class Strength:
     survivors: list[dict] = field(default_factory=list)
     """{"path", "line", "operator", "diff"} of each surviving mutant."""
     reason: str = ""
+    verified_in: str = "pool"
+    """pool (the warm verifiers, as rewards are) or sandbox (``in_sandbox``: the solved state is more than files)."""
 
     @property
     def weak(self) -> bool:
@@ -76,6 +79,32 @@ def reference_workspace(task: Task, backend: str = "bwrap") -> dict[str, bytes]:
             raise HarnessError(f"the reference solution failed ({res.stop.value}, exit {res.exit_code}): "
                                f"{(res.stdout + res.stderr)[-300:]}")
         return snapshot(box)
+
+
+def in_sandbox(task: Task, replace: dict[str, bytes], backend: str = "bwrap") -> Evidence:
+    """Full verification of the reference solution's own sandbox with the files of ``replace``
+    written over what it left: for tasks whose solved state is more than files (a git history,
+    links, permission bits), which the warm pool's copy of a workspace does not carry."""
+    from termrl.tasks.runtime import open_sandbox, run_solution
+    from termrl.verify import unverified, verify
+    from termrl.verify.workspace import snapshot
+
+    try:
+        box = open_sandbox(task, backend)
+    except HarnessError as e:
+        return unverified(task.id, e)
+    try:
+        before = snapshot(box)
+        res = run_solution(box, task)
+        if not res.ok:
+            return unverified(task.id, HarnessError(f"the reference solution failed ({res.stop.value}, "
+                                                    f"exit {res.exit_code})"))
+        box.put_files(task.workdir, {path: TaskFile(data) for path, data in replace.items()})
+        return verify(task, box, before=before, static=False)
+    except HarnessError as e:
+        return unverified(task.id, e)
+    finally:
+        box.close()
 
 
 def measure(task: Task, pool, max_mutants: int = MAX_MUTANTS, backend: str = "bwrap") -> Strength:
@@ -103,15 +132,23 @@ def _mutate(task: Task, pool, max_mutants: int, backend: str, row: Strength) -> 
         row.status, row.reason = "no_python", "the reference solution writes no Python file"
         return
     reference = pool.verify_files(task, solved)
+    if not (reference.verified and reference.passed):  # more than files: a git history, links, modes
+        row.verified_in = "sandbox"
+        reference = in_sandbox(task, {}, backend)
     if not reference.verified or not reference.passed:
         row.status = "reference_fails" if reference.verified else "error"
-        row.reason = "the reference solution does not pass its own hidden tests on the verifier pool" \
+        row.reason = "the reference solution does not pass its own hidden tests" \
             if reference.verified else f"the harness could not verify the reference: {reference.verify_error}"
         return
     texts = {p: solved[p].decode("utf-8", "replace") for p in written}
     candidates = [(path, m) for path in written for m in mutants(texts[path])]
     chosen = spread(candidates, max_mutants)
-    evidence = pool.map([(task, {**solved, path: m.source.encode()}) for path, m in chosen])
+    if row.verified_in == "pool":
+        evidence = pool.map([(task, {**solved, path: m.source.encode()}) for path, m in chosen])
+    else:
+        with ThreadPoolExecutor(pool.workers) as threads:
+            evidence = list(threads.map(lambda job: in_sandbox(task, {job[0]: job[1].source.encode()}, backend),
+                                        chosen))
     row.candidates = len(candidates)
     for (path, mutant), ev in zip(chosen, evidence):
         if not ev.verified:
