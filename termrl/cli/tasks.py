@@ -159,6 +159,8 @@ def validate_cmd(
     as_json: bool = typer.Option(False, "--json", help='Print {"tasks": [{"id", "category", "valid", "reason", ...}]}'),
     workers: Optional[int] = typer.Option(None, help="Parallel sandboxes (default: one per core)."),
     backend: str = typer.Option("bwrap", help=f"Sandbox backend: {', '.join(BACKENDS)}."),
+    with_strength: bool = typer.Option(False, "--strength", help="Also measure each valid task's test strength "
+                                                                 "(termrl tasks strength) and flag weak ones."),
 ) -> None:
     """Run every task's reference solution (must pass) and a do-nothing agent (must fail)."""
     from termrl.tasks.validate import validate
@@ -177,24 +179,44 @@ def validate_cmd(
     unsupported = [r for r in rows if r.status == "unsupported"]
     unreferenced = [r for r in rows if r.status == "no_reference"]
     valid = len(rows) - len(invalid) - len(unsupported) - len(unreferenced)
+    strong = {}
+    if with_strength:
+        from termrl.tasks.strength import strength
+
+        by_id = {e.task.id: e.task for e in entries if e.task is not None}
+        strong = {s.id: s for s in strength([by_id[r.id] for r in rows if r.status == "valid" and r.id in by_id],
+                                            workers=workers or 2, backend=backend)}
+    weak = [strong[r.id] for r in rows if r.id in strong and strong[r.id].weak]
     if as_json:
-        typer.echo(json.dumps({"suite": suite, "tasks": [r.to_dict() for r in rows],
+        typer.echo(json.dumps({"suite": suite,
+                               "tasks": [{**r.to_dict(), **({"strength": strong[r.id].to_dict()} if r.id in strong
+                                                             else {})} for r in rows],
                                "summary": {"total": len(rows), "valid": valid, "invalid": len(invalid),
-                                           "unsupported": len(unsupported), "no_reference": len(unreferenced)}}))
+                                           "unsupported": len(unsupported), "no_reference": len(unreferenced),
+                                           **({"weak": len(weak)} if with_strength else {})}}))
     else:
         table = Table(title=f"{suite}: validation")
-        for col in ("id", "category", "status", "seconds", "reason"):
+        for col in ("id", "category", "status", "seconds", *(("strength",) if with_strength else ()), "reason"):
             table.add_column(col, overflow="fold")
-        shown = rows if len(rows) <= 60 else invalid + unsupported + unreferenced
+        shown = rows if len(rows) <= 60 else invalid + unsupported + unreferenced + [r for r in rows if r.id in
+                                                                                    {w.id for w in weak}]
         for r in shown:
             color = {"valid": "green", "invalid": "red", "unsupported": "yellow", "no_reference": "cyan"}[r.status]
+            st = strong.get(r.id)
+            score = ("" if st is None or st.score is None
+                     else f"[red]{st.score:.2f} weak[/]" if st.weak else f"{st.score:.2f}")
+            reason = r.reason if r.status != "valid" else (
+                "surviving mutant:\n" + st.survivors[0]["diff"] if st is not None and st.weak else "")
             table.add_row(r.id, r.category, f"[{color}]{r.status}[/]", f"{r.seconds:.1f}",
-                          r.reason if r.status != "valid" else "")
+                          *((score,) if with_strength else ()), reason)
         if shown:
             console.print(table)
         console.print(f"[bold]{valid}/{len(rows)} valid[/], {len(invalid)} invalid, {len(unsupported)} unsupported, "
                       f"{len(unreferenced)} without a reference solution (their environment builds and doing "
                       "nothing fails cleanly)")
+        if with_strength:
+            console.print(f"[bold]{len(weak)} weak[/] (their hidden tests kill fewer than 80% of the reference "
+                          f"solution's mutants) of {sum(s.score is not None for s in strong.values())} measured")
     raise typer.Exit(1 if invalid else 0)
 
 

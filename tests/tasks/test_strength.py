@@ -88,3 +88,33 @@ def test_the_command_measures_humaneval_and_prints_json():
     assert [t["id"] for t in out["tasks"]] == ["humaneval-0", "humaneval-1"]
     assert all(t["status"] == "measured" and 0 < t["mutants"] <= 6 for t in out["tasks"])
     assert out["summary"]["measured"] == 2 and out["summary"]["seconds_per_task"] > 0
+
+
+def write_native(root, name: str, tests: bytes):
+    """A native task directory: instruction, hidden tests, reference solution."""
+    task = root / name
+    (task / "tests").mkdir(parents=True)
+    (task / "solution").mkdir()
+    (task / "task.toml").write_text(f'version = 1\nid = "{name}"\ncategory = "python"\n')
+    (task / "instruction.md").write_text("Write is_adult(age) in solution.py.\n")
+    (task / "tests" / "test_adult.py").write_bytes(tests)
+    (task / "solution" / "solve.sh").write_text(f"cat > solution.py <<'EOF'\n{SOLUTION}EOF\n")
+    return task
+
+
+@pytest.mark.sandbox
+def test_validate_flags_a_weak_task_with_its_surviving_mutant(tmp_path):
+    write_native(tmp_path / "suite", "adult-weak", WEAK_TESTS)
+    write_native(tmp_path / "suite", "adult-strong", STRONG_TESTS)
+    res = subprocess.run([sys.executable, "-m", "termrl", "tasks", "validate", str(tmp_path / "suite"), "--strength",
+                          "--json"], capture_output=True, text=True, timeout=600)
+    assert res.returncode == 0, res.stderr[-2000:]
+    out = json.loads(res.stdout)
+    rows = {t["id"]: t for t in out["tasks"]}
+    assert rows["adult-weak"]["valid"] and rows["adult-weak"]["strength"]["weak"]
+    assert rows["adult-strong"]["strength"]["score"] == 1.0 and not rows["adult-strong"]["strength"]["weak"]
+    assert out["summary"]["weak"] == 1
+    table = subprocess.run([sys.executable, "-m", "termrl", "tasks", "validate", str(tmp_path / "suite"),
+                            "--strength"], capture_output=True, text=True, timeout=600)
+    said = " ".join(table.stdout.split())
+    assert "0.33 weak" in said and "surviving mutant" in said and "1 weak" in said
