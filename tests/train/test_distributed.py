@@ -21,31 +21,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from termrl.distributed import SINGLE, World, current, join
-
-GRPO = """
-algorithm = "grpo"
-output_dir = "{out}"
-seed = 3
-[model]
-tiny = true
-tiny_hidden_size = 32
-[tasks]
-train = "logs-count:0-3"
-heldout = "logs-count:heldout:0-2"
-[env]
-max_steps = 2
-[grpo]
-steps = 2
-num_generations = 2
-batch_size = 2
-max_completion_length = 24
-learning_rate = 1e-3
-[eval]
-max_new_tokens = 12
-workers = 2
-[logging]
-save_steps = 1
-"""
+from train.test_train_cli import CONFIG as GRPO  # tests/ is on sys.path: pytest puts it there
 
 RFT = """
 algorithm = "rft"
@@ -103,14 +79,19 @@ def test_one_process_is_a_world_of_one():
         SINGLE.from_main(lambda: 1 / 0)
 
 
+def launched(tmp_path: Path, config: str) -> tuple[Path, subprocess.CompletedProcess, dict]:
+    """(run directory, the launcher's process, its JSON report) of a 2-process run of ``config``."""
+    out = tmp_path / "run"
+    path = tmp_path / "run.toml"
+    path.write_text(config.format(out=out, steps=2))
+    res = launch(path)
+    assert res.returncode == 0, res.stderr[-4000:]
+    return out, res, json.loads(res.stdout)  # one report: rank 1 prints none
+
+
 @pytest.mark.sandbox
 def test_grpo_on_two_processes_agrees_on_parameters_and_stores_each_rollout_once(tmp_path):
-    out = tmp_path / "run"
-    config = tmp_path / "grpo.toml"
-    config.write_text(GRPO.format(out=out))
-    res = launch(config)
-    assert res.returncode == 0, res.stderr[-4000:]
-    results = json.loads(res.stdout)  # one report: rank 1 prints none
+    out, res, results = launched(tmp_path, GRPO)
     training = results["training"]
     assert training["processes"] == 2 and len(training["parameter_digests"]) == 2
     assert training["parameters_agree"] is True, training["parameter_digests"]
@@ -129,19 +110,14 @@ def test_grpo_on_two_processes_agrees_on_parameters_and_stores_each_rollout_once
     # the held-out episodes split between the ranks and stored once
     for store in ("heldout-before", "heldout"):
         held = episode_ids(out / store)
-        assert len(held) == len(set(held)) == 3
+        assert len(held) == len(set(held)) == 2
     assert "split between 2 processes" in res.stderr
     assert json.loads((out / "results.json").read_text())["training"]["parameters_agree"] is True
 
 
 @pytest.mark.sandbox
 def test_rft_on_two_processes_splits_the_samples_and_trains_the_same_weights(tmp_path):
-    out = tmp_path / "run"
-    config = tmp_path / "rft.toml"
-    config.write_text(RFT.format(out=out))
-    res = launch(config)
-    assert res.returncode == 0, res.stderr[-4000:]
-    results = json.loads(res.stdout)
+    out, res, results = launched(tmp_path, RFT)
     training = results["training"]
     assert training["processes"] == 2 and training["parameters_agree"] is True, training
     samples = episode_ids(out / "rft" / "round-1" / "samples")
