@@ -169,6 +169,24 @@ def test_errors_and_empty_inventory(site, elsewhere):
 
 
 @pytest.mark.boundary
+def test_value_checks_and_help_are_the_tools_own(site, elsewhere):
+    """What `python3 main.py` did stays: a negative quantity or price is an error naming its line, a
+    zero price is a valid (free) item, and --help shows the tool's name and its commands' help."""
+    for bad in (("A1", "bolt", -1, "1.00"), ("A2", "nut", 3, "-0.50")):
+        write_csv(elsewhere / "neg.csv", [("B1", "pin", 2, "1.00"), bad])
+        r = py(site, elsewhere, "-m", "stockpile", "report", "neg.csv")
+        assert r.returncode == 1 and r.stdout == "" and "neg.csv:3" in r.stderr, (bad, r.stderr)
+    write_csv(elsewhere / "free.csv", [("C1", "gear", 5, "0.00")])
+    r = py(site, elsewhere, "-m", "stockpile", "report", "free.csv")
+    lines = r.stdout.splitlines()
+    assert r.returncode == 0 and lines[0].startswith("C1 gear 5 0.00 EUR") and lines[-1] == "TOTAL 1 items 0.00 EUR"
+    r = py(site, elsewhere, "-m", "stockpile", "--help")
+    assert r.returncode == 0 and r.stdout.startswith("usage: stockpile ")
+    assert "print a value report of a CSV inventory" in r.stdout
+    assert "list the SKUs whose quantity is below the threshold" in r.stdout
+
+
+@pytest.mark.boundary
 def test_defaults_file_is_package_data(tmp_path, elsewhere):
     """Changing the packaged defaults changes the behaviour: they are really read from there."""
     root = tmp_path / "site2"
