@@ -313,8 +313,8 @@ class HFPolicy:
 def _device(spec: str):
     import torch
 
-    if spec == "auto":
-        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    if spec == "auto":  # the current GPU (a launcher's rank has its own), with its index: RNG forks need it
+        return torch.device("cuda", torch.cuda.current_device()) if torch.cuda.is_available() else torch.device("cpu")
     if spec.startswith("cuda") and not torch.cuda.is_available():
         raise ValueError(f"device {spec!r} requested but CUDA is not available; use device='cpu' or 'auto'")
     return torch.device(spec)

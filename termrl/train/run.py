@@ -346,7 +346,8 @@ def _sampling(cfg: TrainConfig, samples: int, temperature: float):
     return RolloutConfig(samples=samples, workers=cfg.eval.workers, spec=cfg.spec, env=_env(cfg),
                          verifier=CLUSTER_VERIFIER.get()), \
         {"temperature": temperature, "max_new_tokens": cfg.eval.max_new_tokens, "seed": cfg.seed,
-         "stop_at_action": cfg.eval.stop_at_action, "dtype": cfg.model.dtype}
+         "stop_at_action": cfg.eval.stop_at_action, "dtype": cfg.model.dtype,
+         "device": "auto"}  # a GPU where there is one (under a launcher: the rank's own)
 
 
 def run_rft(cfg: TrainConfig, out: Path, model_dir: Path, accountant: Accountant, resume: bool) -> dict:
