@@ -249,12 +249,13 @@ def strength_cmd(
         typer.echo(json.dumps({"suite": suite, "tasks": [r.to_dict() for r in rows], "summary": total}))
         return
     table = Table(title=f"{suite}: test strength (weak: mutation score < {WEAK})")
-    for col in ("id", "status", "score", "killed", "mutants", "seconds", "first survivor / reason"):
+    for col in ("id", "status", "score", "visible", "killed", "mutants", "seconds", "first survivor / reason"):
         table.add_column(col, overflow="fold")
     for r in rows:
         first = r.survivors[0]["diff"] if r.survivors else r.reason
         score = "-" if r.score is None else (f"[red]{r.score:.2f}[/]" if r.weak else f"{r.score:.2f}")
-        table.add_row(r.id, r.status, score, str(r.killed), str(r.mutants), f"{r.seconds:.1f}", first)
+        visible = "-" if r.visible_score is None else f"{r.visible_score:.2f}"
+        table.add_row(r.id, r.status, score, visible, str(r.killed), str(r.mutants), f"{r.seconds:.1f}", first)
     console.print(table)
     console.print(f"[bold]{total['measured']}/{total['tasks']} measured[/], {total['weak']} weak, mean score "
                   f"{total['mean_score']}, {total['survivors']} surviving mutants of {total['mutants']}, "

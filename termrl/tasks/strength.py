@@ -13,16 +13,19 @@ neither). A task scoring below ``WEAK`` is weak. Mutants per task are bounded (`
 spread evenly over the files' mutants in source order). Some mutants are equivalent to the
 original (a removed statement with no effect): the score is a lower bound of the tests' strength.
 
-Not measured here: line and branch coverage, C sources, and the same figures for a task's
-visible tests.
+For a task whose workspace holds tests the agent sees, the same mutants are also verified
+against those (``visible_score``): a task whose visible tests are weaker than its hidden ones
+shows it. Not measured here: line and branch coverage, and C sources.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
+from pathlib import PurePosixPath
 
 from termrl.protocols import Evidence, HarnessError, Task, TaskFile
 from termrl.tasks.mutants import mutants, spread
@@ -55,6 +58,11 @@ class Strength:
     reason: str = ""
     verified_in: str = "pool"
     """pool (the warm verifiers, as rewards are) or sandbox (``in_sandbox``: the solved state is more than files)."""
+    visible_score: float | None = None
+    """The same mutants against the tests the agent sees (``visible_tests``), where the task has
+    any and its mutants are verified on the pool: below ``score``, its visible tests are weaker
+    than its hidden ones."""
+    visible_killed: int = 0
 
     @property
     def weak(self) -> bool:
@@ -62,6 +70,15 @@ class Strength:
 
     def to_dict(self) -> dict:
         return {**asdict(self), "weak": self.weak}
+
+
+def visible_tests(task: Task) -> dict[str, TaskFile]:
+    """The test files of the task's workspace (``test_*.py``, ``*_test.py``: the tests the agent
+    sees), by their workspace paths; {} when it has none or its hidden tests are not pytest's."""
+    if task.test_spec.kind.value != "pytest":
+        return {}
+    return {path: file for path, file in task.workspace.items()
+            if path.endswith(".py") and (PurePosixPath(path).name.startswith("test_") or path.endswith("_test.py"))}
 
 
 def reference_workspace(task: Task, backend: str = "bwrap") -> dict[str, bytes]:
@@ -145,6 +162,14 @@ def _mutate(task: Task, pool, max_mutants: int, backend: str, row: Strength) -> 
     chosen = spread(candidates, max_mutants)
     if row.verified_in == "pool":
         evidence = pool.map([(task, {**solved, path: m.source.encode()}) for path, m in chosen])
+        visible = visible_tests(task)
+        if visible:
+            seen = dataclasses.replace(task, tests=visible, test_spec=dataclasses.replace(task.test_spec,
+                                                                                          pytest_files=()))
+            shown = pool.map([(seen, {**solved, path: m.source.encode()}) for path, m in chosen])
+            counted = [ev for ev in shown if ev.verified]
+            row.visible_killed = sum(not ev.passed for ev in counted)
+            row.visible_score = round(row.visible_killed / len(counted), 4) if counted else None
     else:
         with ThreadPoolExecutor(pool.workers) as threads:
             evidence = list(threads.map(lambda job: in_sandbox(task, {job[0]: job[1].source.encode()}, backend),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import subprocess
 import sys
@@ -66,6 +67,16 @@ def test_weak_tests_let_boundary_mutants_survive_and_strong_ones_kill_them(tmp_p
     assert any("-    return age >= 18\n+    return age > 18" in s["diff"] for s in weak.survivors)
     total = summary([weak, strong])
     assert total["measured"] == 2 and total["weak"] == 1 and total["survivors"] == 2
+
+
+@pytest.mark.sandbox
+def test_visible_tests_weaker_than_the_hidden_ones_show_in_the_visible_score():
+    task = dataclasses.replace(adult_task(STRONG_TESTS, "adult-visible"),
+                               workspace={"tests_visible/test_example.py": TaskFile(WEAK_TESTS)})
+    row, = strength([task], workers=2)
+    assert row.score == 1.0 and row.visible_score == round(1 / 3, 4) and row.visible_killed == 1
+    plain, = strength([adult_task(STRONG_TESTS, "adult-hidden-only")], workers=1)
+    assert plain.visible_score is None  # no tests in its workspace
 
 
 @pytest.mark.sandbox
