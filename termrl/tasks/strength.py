@@ -60,8 +60,8 @@ class Strength:
     """pool (the warm verifiers, as rewards are) or sandbox (``in_sandbox``: the solved state is more than files)."""
     visible_score: float | None = None
     """The same mutants against the tests the agent sees (``visible_tests``), where the task has
-    any and its mutants are verified on the pool: below ``score``, its visible tests are weaker
-    than its hidden ones."""
+    any, its mutants are verified on the pool and the reference passes them when they run as
+    hidden tests do: below ``score``, its visible tests are weaker than its hidden ones."""
     visible_killed: int = 0
 
     @property
@@ -162,14 +162,7 @@ def _mutate(task: Task, pool, max_mutants: int, backend: str, row: Strength) -> 
     chosen = spread(candidates, max_mutants)
     if row.verified_in == "pool":
         evidence = pool.map([(task, {**solved, path: m.source.encode()}) for path, m in chosen])
-        visible = visible_tests(task)
-        if visible:
-            seen = dataclasses.replace(task, tests=visible, test_spec=dataclasses.replace(task.test_spec,
-                                                                                          pytest_files=()))
-            shown = pool.map([(seen, {**solved, path: m.source.encode()}) for path, m in chosen])
-            counted = [ev for ev in shown if ev.verified]
-            row.visible_killed = sum(not ev.passed for ev in counted)
-            row.visible_score = round(row.visible_killed / len(counted), 4) if counted else None
+        _against_visible(task, pool, solved, chosen, row)
     else:
         with ThreadPoolExecutor(pool.workers) as threads:
             evidence = list(threads.map(lambda job: in_sandbox(task, {job[0]: job[1].source.encode()}, backend),
@@ -187,6 +180,22 @@ def _mutate(task: Task, pool, max_mutants: int, backend: str, row: Strength) -> 
     row.score = round(row.killed / row.mutants, 4) if row.mutants else None
     if not candidates:
         row.reason = "its Python files have no mutable code"
+
+
+def _against_visible(task: Task, pool, solved: dict[str, bytes], chosen: list, row: Strength) -> None:
+    """``row.visible_score``: ``chosen`` (path, mutant) against the task's visible tests, run as its
+    hidden tests are; left None when it has none or the reference fails them there (they need
+    their workspace place: a conftest, a sibling module)."""
+    visible = visible_tests(task)
+    if not visible:
+        return
+    seen = dataclasses.replace(task, tests=visible, test_spec=dataclasses.replace(task.test_spec, pytest_files=()))
+    if not pool.verify_files(seen, solved).passed:
+        return
+    shown = pool.map([(seen, {**solved, path: m.source.encode()}) for path, m in chosen])
+    counted = [ev for ev in shown if ev.verified]
+    row.visible_killed = sum(not ev.passed for ev in counted)
+    row.visible_score = round(row.visible_killed / len(counted), 4) if counted else None
 
 
 def strength(tasks: Iterable[Task], workers: int = 2, max_mutants: int = MAX_MUTANTS, backend: str = "bwrap",

@@ -75,8 +75,13 @@ def test_visible_tests_weaker_than_the_hidden_ones_show_in_the_visible_score():
                                workspace={"tests_visible/test_example.py": TaskFile(WEAK_TESTS)})
     row, = strength([task], workers=2)
     assert row.score == 1.0 and row.visible_score == round(1 / 3, 4) and row.visible_killed == 1
-    plain, = strength([adult_task(STRONG_TESTS, "adult-hidden-only")], workers=1)
+    plain, placed = strength([adult_task(STRONG_TESTS, "adult-hidden-only"),
+                              dataclasses.replace(adult_task(STRONG_TESTS, "adult-placed"), workspace={
+                                  "tests/test_here.py": TaskFile(b"from helper import X\n\n\ndef test_x():\n"
+                                                                 b"    assert X\n")})], workers=1)
     assert plain.visible_score is None  # no tests in its workspace
+    # visible tests that need their workspace place (here a sibling module) do not run as hidden ones
+    assert placed.score == 1.0 and placed.visible_score is None
 
 
 @pytest.mark.sandbox
