@@ -128,4 +128,27 @@ def join(**options: Any) -> World:
     return world
 
 
-__all__ = ["SINGLE", "TIMEOUT", "World", "current", "join"]
+def processes(model, world, trainer=None) -> dict:
+    """What results.json says of the run's processes: ``processes`` (how many), and under a
+    launcher ``parameter_digests`` (each rank's SHA-256 of its trainable parameters after training)
+    and ``parameters_agree`` (whether they are equal, as data parallelism must keep them; None
+    under FSDP or DeepSpeed, whose ranks hold different shards)."""
+    if world.size == 1:
+        return {"processes": 1}
+    import hashlib
+
+    import torch
+
+    sharded = trainer is not None and (getattr(trainer, "is_fsdp_enabled", False)
+                                       or getattr(trainer, "is_deepspeed_enabled", False))
+    digest = hashlib.sha256()
+    for name, parameter in sorted(model.named_parameters()):
+        if parameter.requires_grad:
+            digest.update(name.encode())
+            digest.update(parameter.detach().contiguous().view(-1).view(torch.uint8).cpu().numpy().tobytes())
+    digests = world.gather(digest.hexdigest())
+    return {"processes": world.size, "parameter_digests": digests,
+            "parameters_agree": None if sharded else len(set(digests)) == 1}
+
+
+__all__ = ["SINGLE", "TIMEOUT", "World", "current", "join", "processes"]

@@ -50,7 +50,7 @@ from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 
-from termrl.distributed import current
+from termrl.distributed import current, processes
 from termrl.eval.metrics import harness_failure, summarize
 from termrl.policies.scripted import SUBMIT
 from termrl.protocols import Ending, Policy, Reply, Task, Trajectory
@@ -214,8 +214,6 @@ def fine_tune(model_dir: str | Path, trajectories: Sequence[Trajectory], args, s
     """SFT ``model_dir`` on ``trajectories`` and save the result (weights and tokenizer) to ``save_to``.
     A LoRA adapter (``peft_config``) is merged into the weights before saving, so the next round
     and the evaluation load a plain model directory. Returns {"train_loss", "steps", "rows"}."""
-    from termrl.train.run import processes
-
     save_to = Path(save_to)
     world = current()
     trainer = sft_trainer(model_dir, trajectories, args, save_to.parent / f"{save_to.name}-trainer", peft_config)

@@ -35,7 +35,7 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
-from termrl.distributed import current, join
+from termrl.distributed import current, join, processes
 from termrl.rollout.accounting import Accountant
 from termrl.rollout.store import TrajectoryStore, read
 from termrl.train.config import TrainConfig
@@ -315,29 +315,6 @@ def _save(trainer, tokenizer, where: Path) -> None:
     if world.main:
         tokenizer.save_pretrained(str(where))
     world.barrier()
-
-
-def processes(model, world, trainer=None) -> dict:
-    """What results.json says of the run's processes: ``processes`` (how many), and under a
-    launcher ``parameter_digests`` (each rank's SHA-256 of its trainable parameters after training)
-    and ``parameters_agree`` (whether they are equal, as data parallelism must keep them; None
-    under FSDP or DeepSpeed, whose ranks hold different shards)."""
-    if world.size == 1:
-        return {"processes": 1}
-    import hashlib
-
-    import torch
-
-    sharded = trainer is not None and (getattr(trainer, "is_fsdp_enabled", False)
-                                       or getattr(trainer, "is_deepspeed_enabled", False))
-    digest = hashlib.sha256()
-    for name, parameter in sorted(model.named_parameters()):
-        if parameter.requires_grad:
-            digest.update(name.encode())
-            digest.update(parameter.detach().contiguous().view(-1).view(torch.uint8).cpu().numpy().tobytes())
-    digests = world.gather(digest.hexdigest())
-    return {"processes": world.size, "parameter_digests": digests,
-            "parameters_agree": None if sharded else len(set(digests)) == 1}
 
 
 def _sampling(cfg: TrainConfig, samples: int, temperature: float):
