@@ -19,7 +19,7 @@ model's ``generate``), ``environment``, ``verification``, ``detection`` (inside 
   env_reward_share=              environment + verification + reward + detection (goal <= 0.10)
   episodes=, cached=             episodes run in sandboxes, completions answered from the cache
 
-Usage: python bench/rl_overhead.py [--steps 10] [--sft-steps 100]
+Usage: python bench/rl_overhead.py [--steps 10] [--sft-steps 100] [--verifier-workers N]
 """
 
 from __future__ import annotations
@@ -90,6 +90,8 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--steps", type=int, default=10, help="GRPO steps of each run.")
     ap.add_argument("--sft-steps", type=int, default=100, help="SFT steps before (the quickstart does 225).")
+    ap.add_argument("--verifier-workers", type=int, default=None,
+                    help="Warm verifiers and reward threads (default: the quickstart's, 3).")
     args = ap.parse_args()
 
     import torch
@@ -101,7 +103,8 @@ def main() -> None:
     from termrl.train.quickstart import QuickstartConfig, SingleActionEvaluator, build_model, train_sft
     from termrl.verify.pool import VerifierPool
 
-    config = QuickstartConfig(grpo_steps=args.steps, sft_steps=args.sft_steps)
+    config = QuickstartConfig(grpo_steps=args.steps, sft_steps=args.sft_steps,
+                              **({"verifier_workers": args.verifier_workers} if args.verifier_workers else {}))
     torch.set_num_threads(config.torch_threads)
     family = get_family(config.family)
     start = family.train_seeds.start

@@ -23,27 +23,38 @@ def _cuda():
         pytest.skip("no CUDA device")
 
 
-def _run(tmp_path: Path, overrides: list[str]) -> dict:
+def _run(tmp_path: Path, overrides: list[str], monkeypatch) -> dict:
+    """A 2-step GRPO run; its held-out episodes must be generated on the GPU too."""
+    from termrl.policies.hf import HFPolicy
     from termrl.train.run import run_training
 
+    devices = []
+    init = HFPolicy.__init__
+
+    def recording(self, *args, **kwargs):
+        init(self, *args, **kwargs)
+        devices.append(self.device.type)
+
+    monkeypatch.setattr(HFPolicy, "__init__", recording)
     out = tmp_path / "run"
     path = tmp_path / "grpo.toml"
     path.write_text(CONFIG.format(out=out, steps=2))
     results = run_training(load_config(path, overrides))
+    assert devices and set(devices) == {"cuda"}
     assert results["training"]["steps"] == 2
     assert results["heldout"]["episodes"] == 2
     assert (out / "final" / "model.safetensors").exists()
     return json.loads((out / "results.json").read_text())
 
 
-def test_grpo_trains_on_cuda(tmp_path):
+def test_grpo_trains_on_cuda(tmp_path, monkeypatch):
     _cuda()
-    results = _run(tmp_path, [])
+    results = _run(tmp_path, [], monkeypatch)
     assert results["compute"]["phases"]["training"]["wall_s"] > 0
 
 
-def test_grpo_with_vllm_colocate(tmp_path):
+def test_grpo_with_vllm_colocate(tmp_path, monkeypatch):
     _cuda()
     pytest.importorskip("vllm")
-    results = _run(tmp_path, ["grpo.use_vllm=true", "grpo.vllm_mode=colocate"])
+    results = _run(tmp_path, ["grpo.use_vllm=true", "grpo.vllm_mode=colocate"], monkeypatch)
     assert results["compute"]["phases"]["training"]["wall_s"] > 0
