@@ -18,6 +18,7 @@ model's ``generate``), ``environment``, ``verification``, ``detection`` (inside 
   share_<phase>=                 the phase's share of termrl's wall time
   env_reward_share=              environment + verification + reward + detection (goal <= 0.10)
   episodes=, cached=             episodes run in sandboxes, completions answered from the cache
+  episode_ms_p50=, _p90=, _p99=, _max=   an episode's wall milliseconds (stragglers hold up a step)
 
 Usage: python bench/rl_overhead.py [--steps 10] [--sft-steps 100] [--verifier-workers N]
 """
@@ -65,6 +66,25 @@ def constant(prompts, completions, **kwargs):
     return [0.0] * len(completions)
 
 
+def timed_evaluator():
+    """``SingleActionEvaluator`` that records each episode's wall milliseconds and completion."""
+    from termrl.train.quickstart import SingleActionEvaluator
+
+    class TimedEvaluator(SingleActionEvaluator):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            self.spans: list[tuple[float, str]] = []
+
+        def outcome(self, completion, seed):
+            started = time.perf_counter()
+            try:
+                return super().outcome(completion, seed)
+            finally:
+                self.spans.append((1000 * (time.perf_counter() - started), completion))
+
+    return TimedEvaluator
+
+
 def train(sft_dir: Path, out: Path, config, seeds, reward_funcs, accountant) -> float:
     """Seconds per optimizer step of GRPO from ``sft_dir`` with ``reward_funcs``."""
     from datasets import Dataset
@@ -100,9 +120,10 @@ def main() -> None:
     from termrl.reward.spec import load_spec
     from termrl.rollout.accounting import Accountant
     from termrl.tasks.families import get_family
-    from termrl.train.quickstart import QuickstartConfig, SingleActionEvaluator, build_model, train_sft
+    from termrl.train.quickstart import QuickstartConfig, build_model, train_sft
     from termrl.verify.pool import VerifierPool
 
+    TimedEvaluator = timed_evaluator()
     config = QuickstartConfig(grpo_steps=args.steps, sft_steps=args.sft_steps,
                               **({"verifier_workers": args.verifier_workers} if args.verifier_workers else {}))
     torch.set_num_threads(config.torch_threads)
@@ -121,7 +142,7 @@ def main() -> None:
 
     ours = Accountant()
     with VerifierPool(workers=config.verifier_workers, static=False) as pool:
-        evaluator = SingleActionEvaluator(config.family, pool, phase=ours.phase)
+        evaluator = TimedEvaluator(config.family, pool, phase=ours.phase)
         funcs = trl_reward_funcs(load_spec(config.spec), evaluator, workers=config.verifier_workers)
         step_ours = train(work / "sft", work / "termrl", config, seeds, funcs, ours)
     completions = args.steps * config.prompts_per_step * config.num_generations
@@ -136,6 +157,12 @@ def main() -> None:
     print(f"env_reward_share={sum(shares[p] for p in SIDE):.3f}")
     print(f"bare_share_generation={bare.summary()['phases']['generation']['share']:.3f}")
     print(f"episodes={evaluator.runs}")
+    spans = sorted(ms for ms, _ in evaluator.spans)
+    for q in (0.5, 0.9, 0.99):
+        print(f"episode_ms_p{round(q * 100)}={spans[min(len(spans) - 1, int(q * len(spans)))]:.0f}")
+    print(f"episode_ms_max={spans[-1]:.0f}")
+    for ms, completion in sorted(evaluator.spans, reverse=True)[:3]:
+        print(f"rl_overhead: slowest episodes: {ms:.0f} ms: {completion!r}", file=sys.stderr)
     print(f"cached={completions - evaluator.runs}")
     print(f"config={dataclasses.asdict(config) | {'system_prompt': '...'}}")
 

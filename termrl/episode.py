@@ -128,7 +128,7 @@ class PoolVerifier:
     somewhere else than the episode. Only where that copy is the whole of what the tests see:
     a task the pool's fast path fits (``fits_fast_path``: pytest tests, no set-up, nothing
     outside the workdir) and a workspace that is files and their permission bits
-    (``workspace.exact_files``). Any other episode is verified in its own sandbox, as
+    (``workspace.exact_files``: files, folders, their permission bits). Any other episode is verified in its own sandbox, as
     ``SandboxVerifier`` does, so the evidence never depends on which verifier ran."""
 
     pool: object
@@ -144,8 +144,8 @@ class PoolVerifier:
             else None
         if exact is None:
             return self.fallback(task, box, before, after, trace)
-        files, modes = exact
-        return self.pool.verify_files(task, files, trace=trace, modes=modes)
+        files, modes, folders = exact
+        return self.pool.verify_files(task, files, trace=trace, modes=modes, folders=folders)
 
 
 # --------------------------------------------------------------------------- the end

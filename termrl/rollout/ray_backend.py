@@ -224,8 +224,8 @@ class _VerifierActor:
         self.pool = VerifierPool(workers=workers, static=static, memory_mb=memory_mb)
 
     def verify(self, task: Task, files: Mapping[str, bytes], trace: list[dict] | None,
-               modes: Mapping[str, int] | None) -> Evidence:
-        return self.pool.verify_files(task, files, trace=trace, modes=modes)
+               modes: Mapping[str, int] | None, folders: Mapping[str, int] | None = None) -> Evidence:
+        return self.pool.verify_files(task, files, trace=trace, modes=modes, folders=folders)
 
     def close(self) -> None:
         self.pool.close()
@@ -261,14 +261,14 @@ class RayVerifierPool:
     """The workdir the actors' sandboxes verify in (``fits_fast_path``)."""
 
     def verify_files(self, task: Task, files: Mapping[str, bytes], trace: list[dict] | None = None,
-                     modes: Mapping[str, int] | None = None) -> Evidence:
+                     modes: Mapping[str, int] | None = None, folders: Mapping[str, int] | None = None) -> Evidence:
         """``VerifierPool.verify_files`` on a free actor."""
         from termrl.verify import unverified
 
         actor = self._free.get()
         try:
             self.verifications += 1
-            return self._ray.get(actor.verify.remote(task, dict(files), trace, dict(modes or {})))
+            return self._ray.get(actor.verify.remote(task, dict(files), trace, dict(modes or {}), dict(folders or {})))
         except Exception as e:  # noqa: BLE001 - a harness failure: unverified, the reward is None
             self.failures += 1
             return unverified(task.id, RuntimeError(failure_message(e)))

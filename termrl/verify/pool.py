@@ -43,7 +43,7 @@ from termrl.protocols import (
     TaskFile,
     TestKind,
 )
-from termrl.sandbox.bwrap import BwrapSandbox, _alive, _children, launch
+from termrl.sandbox.bwrap import BwrapSandbox, _alive, _check_inside, _children, launch
 from termrl.tasks.runtime import open_sandbox
 from termrl.verify import assemble, per_test_default, stages, unverified, verify, workspace
 
@@ -98,8 +98,10 @@ class ForkServerSandbox(BwrapSandbox):
             self._kill_all()
             self._spawn_shell()
 
-    def reset(self, files: Files, tests: Files) -> None:
-        """Wipe the workspace, /tmp, HOME and the tests; put ``files`` and ``tests`` in place."""
+    def reset(self, files: Files, tests: Files, folders: Mapping[str, int] | None = None) -> None:
+        """Wipe the workspace, /tmp, HOME and the tests; put ``files``, ``folders`` (path ->
+        permission bits, which must give the owner rwx: the next reset wipes them) and ``tests``
+        in place."""
         for sub in ("ws", "tmp", "home", "tests", "out"):
             d = self._fs / sub
             for entry in os.scandir(d):
@@ -108,6 +110,14 @@ class ForkServerSandbox(BwrapSandbox):
                 else:
                     os.unlink(entry.path)
         self._put(self._fs / "ws", files)
+        for rel, mode in (folders or {}).items():
+            if mode & 0o700 != 0o700:
+                raise ValueError(f"folder {rel!r}: mode {mode:o} must give its owner rwx")
+            target = self._fs / "ws" / rel
+            _check_inside(target, self._fs / "ws")
+            if not target.is_dir() or target.is_symlink():
+                self._mkdir(target)
+            os.chmod(target, mode)
         self._put(self._fs / "tests", tests)
 
     def pytest(self, args: list[str], env: Mapping[str, str], timeout: float
@@ -161,10 +171,11 @@ class VerifierPool:
             raise
 
     def verify_files(self, task: Task, files: Mapping[str, bytes], trace: list[dict] | None = None,
-                     modes: Mapping[str, int] | None = None) -> Evidence:
+                     modes: Mapping[str, int] | None = None, folders: Mapping[str, int] | None = None) -> Evidence:
         """Verify ``task`` with its workspace replaced by ``files`` (path -> bytes, the agent's output
         over the task's initial files; ``modes``: their permission bits, where not 0o644 or the
-        task's own). A harness failure is unverified evidence, never raised."""
+        task's own; ``folders``: folders to make, empty ones too, path -> permission bits, each
+        with the owner's rwx). A harness failure is unverified evidence, never raised."""
         before = {p: f.data for p, f in task.workspace.items()}
         after = {**before, **files}
         if not fits_fast_path(task, self.workdir):
@@ -176,7 +187,7 @@ class VerifierPool:
                                            or [TESTS_DIR])
             box.ensure_alive()
             given = {p: f.mode for p, f in task.workspace.items()} | dict(modes or {})
-            box.reset({p: TaskFile(d, given.get(p, 0o644)) for p, d in after.items()}, tests)
+            box.reset({p: TaskFile(d, given.get(p, 0o644)) for p, d in after.items()}, tests, folders or {})
             build = stages.timed("build", stages.build, task, box, after)
             per_test = per_test_default(task)
             key = secrets.token_hex(32)

@@ -38,10 +38,12 @@ EXACT_LIMIT = 64 << 20
 """Bytes of a workspace ``exact_files`` copies at most."""
 
 
-def exact_files(box: Sandbox) -> tuple[dict[str, bytes], dict[str, int]] | None:
-    """The whole workdir as files and their permission bits, or None when files are not all of it
-    (a link, a special file, an empty folder, more than ``EXACT_LIMIT`` bytes) or the backend
-    gives no host path: what a warm verifier may verify in the episode's stead.
+def exact_files(box: Sandbox) -> tuple[dict[str, bytes], dict[str, int], dict[str, int]] | None:
+    """The whole workdir as files and their permission bits, and every folder with its own
+    (empty ones too: a copy of the files alone would not make them), or None when that is not all
+    of it (a link, a special file, a folder its owner cannot read, write and enter, more than
+    ``EXACT_LIMIT`` bytes) or the backend gives no host path: what a warm verifier may verify in
+    the episode's stead.
 
     >>> exact_files(object()) is None
     True
@@ -49,12 +51,15 @@ def exact_files(box: Sandbox) -> tuple[dict[str, bytes], dict[str, int]] | None:
     host = getattr(box, "host_workspace", None)
     if host is None:
         return None
-    root, files, modes, total = host(), {}, {}, 0
+    root, files, modes, folders, total = host(), {}, {}, {}, 0
     try:
         for dirpath, dirnames, filenames in os.walk(root):
             here = Path(dirpath)
-            if not dirnames and not filenames and here != root:
-                return None  # an empty folder: files cannot say it is there
+            if here != root:
+                mode = stat.S_IMODE(here.lstat().st_mode)
+                if mode & 0o700 != 0o700:
+                    return None  # a copy made and wiped by the verifier must be able to enter it
+                folders[here.relative_to(root).as_posix()] = mode
             for name in dirnames:
                 if (here / name).is_symlink():
                     return None
@@ -70,7 +75,7 @@ def exact_files(box: Sandbox) -> tuple[dict[str, bytes], dict[str, int]] | None:
                 files[rel], modes[rel] = path.read_bytes(), stat.S_IMODE(st.st_mode)
     except OSError:
         return None
-    return files, modes
+    return files, modes, folders
 
 
 def home_snapshot(box: Sandbox) -> dict[str, bytes]:

@@ -146,9 +146,9 @@ def test_single_action_trace_step_is_the_environments():
 
         workdir = "/workspace"
 
-        def verify_files(self, task, files, trace, modes=None):
+        def verify_files(self, task, files, trace, modes=None, folders=None):
             self.traces.append(trace)
-            return self.pool.verify_files(task, files, trace=trace, modes=modes)
+            return self.pool.verify_files(task, files, trace=trace, modes=modes, folders=folders)
 
     seed = 7
     task = FAMILY.generate(seed)

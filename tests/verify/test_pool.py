@@ -97,9 +97,9 @@ class Recording:
     def __init__(self, pool):
         self.pool, self.calls = pool, []
 
-    def verify_files(self, task, files, trace=None, modes=None):
-        self.calls.append((dict(files), dict(modes or {})))
-        return self.pool.verify_files(task, files, trace=trace, modes=modes)
+    def verify_files(self, task, files, trace=None, modes=None, folders=None):
+        self.calls.append((dict(files), dict(modes or {}), dict(folders or {})))
+        return self.pool.verify_files(task, files, trace=trace, modes=modes, folders=folders)
 
 
 def finished(task: Task, commands: list[str]):
@@ -125,7 +125,7 @@ def test_a_pool_verifier_carries_permission_bits_and_gives_the_sandboxs_evidence
     assert pooled.passed and in_place.passed
 
 
-@pytest.mark.parametrize("command", ["ln -s /etc/passwd link", "mkdir empty", "mkfifo pipe"])
+@pytest.mark.parametrize("command", ["ln -s /etc/passwd link", "mkfifo pipe", "mkdir -m 500 shut"])
 def test_a_workspace_that_is_more_than_files_is_verified_in_its_own_sandbox(pool, command):
     from termrl.episode import PoolVerifier
 
@@ -138,6 +138,53 @@ def test_a_workspace_that_is_more_than_files_is_verified_in_its_own_sandbox(pool
         box.close()
     assert recording.calls == [], "the pool never saw it"
     assert evidence.verified and evidence.passed
+
+
+FOLDERS_TEST = b'''
+import os, stat
+
+
+def mode(path):
+    return stat.S_IMODE(os.stat(path).st_mode)
+
+
+def test_the_folders_are_there_as_made():
+    assert os.listdir("build") == []
+    assert os.listdir("out/deep") == []
+    assert mode("private") == 0o700 and os.listdir("private") == ["key.txt"]
+    assert mode("out") == 0o750
+'''
+
+
+def test_empty_folders_and_folder_modes_reach_the_pool_and_give_the_sandboxs_evidence(pool):
+    """A workspace with empty folders (``mkdir -p build``, what real models type) and a folder
+    whose bits are not the default is still all files and folders: the pool verifies it, with
+    the same outcome as the episode's own sandbox."""
+    from termrl.episode import PoolVerifier, SandboxVerifier
+
+    task = task_with(FOLDERS_TEST)
+    commands = ["mkdir -p build out/deep private && echo k > private/key.txt && chmod 700 private && chmod 750 out"]
+    results = {}
+    for made in (commands, ["mkdir -p out/deep private && echo k > private/key.txt"]):
+        box, before = finished(task, made)
+        try:
+            recording = Recording(pool)
+            pooled = PoolVerifier(recording)(task, box, before, None, [])
+            in_place = SandboxVerifier()(task, box, before, None, [])
+        finally:
+            box.close()
+        assert len(recording.calls) == 1, "verified on the pool"
+        assert pooled.passed is in_place.passed
+        assert [(t.nodeid, t.outcome) for t in pooled.tests] == [(t.nodeid, t.outcome) for t in in_place.tests]
+        results[len(made[0])] = (pooled.passed, recording.calls[0][2])
+    (good, folders), (bad, _) = results[len(commands[0])], results[min(results)]
+    assert good and not bad
+    assert folders == {"build": 0o755, "out": 0o750, "out/deep": 0o755, "private": 0o700}
+
+
+def test_a_folder_the_owner_cannot_write_is_refused_by_the_pool(pool):
+    with pytest.raises(ValueError, match="owner rwx"):
+        pool._all[0].reset({}, {}, {"shut": 0o500})
 
 
 SHADOW_TEST = b'''

@@ -1,0 +1,117 @@
+"""How the side work of an RL step (one-action episodes: environment, verification, detection)
+scales with the number of episodes run at once.
+
+For each worker count W: a warm ``VerifierPool`` of W verifiers and W threads run the same N
+one-action episodes of the quickstart's family (the family's reference reply as the completion,
+so every episode runs a command and its hidden tests), through ``SingleActionEvaluator`` as the
+quickstart's reward does. Prints ``name=value`` lines per W:
+
+  eps_per_s_W=          episodes per second
+  speedup_W=            eps_per_s_W / eps_per_s_1
+  ms_<phase>_W=         mean milliseconds per episode in the phase, summed over threads (an
+                        episode's phase time; it grows with W where episodes wait on each other)
+  ms_episode_W=         mean milliseconds from an episode's start to its end
+
+Usage: python bench/side_scaling.py [--episodes 96] [--workers 1,2,4,8]
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import sys
+import threading
+import time
+from collections import defaultdict
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+
+class PhaseClock:
+    """A ``phase`` callable for ``SingleActionEvaluator``: thread time per phase, summed over
+    threads (the innermost phase of each thread counts)."""
+
+    def __init__(self) -> None:
+        self.seconds: dict[str, float] = defaultdict(float)
+        self._lock = threading.Lock()
+        self._local = threading.local()
+
+    @contextlib.contextmanager
+    def phase(self, name: str):
+        stack = self._local.__dict__.setdefault("stack", [])
+        now = time.perf_counter()
+        if stack:
+            self._add(stack[-1][0], now - stack[-1][1])
+        stack.append([name, now])
+        try:
+            yield
+        finally:
+            now = time.perf_counter()
+            self._add(name, now - stack.pop()[1])
+            if stack:
+                stack[-1][1] = now
+
+    def _add(self, name: str, seconds: float) -> None:
+        with self._lock:
+            self.seconds[name] += seconds
+
+
+def run(workers: int, seeds: list[int], family_name: str) -> dict:
+    from termrl.tasks.families import get_family
+    from termrl.train.quickstart import SingleActionEvaluator, reference_reply
+    from termrl.verify.pool import VerifierPool
+
+    family = get_family(family_name)
+    replies = {seed: reference_reply(family.generate(seed)) for seed in seeds}
+    clock = PhaseClock()
+    spans: list[float] = []
+
+    def one(seed: int, evaluator) -> None:
+        started = time.perf_counter()
+        outcome = evaluator.outcome(replies[seed], seed)
+        spans.append(time.perf_counter() - started)
+        if not outcome.verified:
+            raise SystemExit(f"side_scaling: seed {seed} was not verified: {outcome.ending}")
+
+    with VerifierPool(workers=workers, static=False) as pool:
+        warm = SingleActionEvaluator(family_name, pool)
+        with ThreadPoolExecutor(workers) as threads:  # every verifier and sandbox path warm
+            list(threads.map(lambda s: one(s, warm), seeds[:workers]))
+        spans.clear()
+        evaluator = SingleActionEvaluator(family_name, pool, phase=clock.phase)
+        started = time.perf_counter()
+        with ThreadPoolExecutor(workers) as threads:
+            list(threads.map(lambda s: one(s, evaluator), seeds))
+        wall = time.perf_counter() - started
+    n = len(seeds)
+    return {"eps_per_s": n / wall, "episode_ms": 1000 * sum(spans) / n,
+            "phase_ms": {name: 1000 * s / n for name, s in sorted(clock.seconds.items())}}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--episodes", type=int, default=96)
+    ap.add_argument("--workers", default="1,2,4,8", help="Comma-separated worker counts.")
+    ap.add_argument("--family", default="one-command", help="The task family (the quickstart's).")
+    args = ap.parse_args()
+    from termrl.tasks.families import get_family
+
+    start = get_family(args.family).train_seeds.start
+    seeds = list(range(start, start + args.episodes))
+    base = None
+    for w in (int(x) for x in args.workers.split(",")):
+        r = run(w, seeds, args.family)
+        base = base or r["eps_per_s"]
+        print(f"eps_per_s_{w}={r['eps_per_s']:.2f}")
+        print(f"speedup_{w}={r['eps_per_s'] / base:.2f}")
+        print(f"ms_episode_{w}={r['episode_ms']:.1f}")
+        for name, ms in r["phase_ms"].items():
+            print(f"ms_{name}_{w}={ms:.1f}")
+        sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main()
