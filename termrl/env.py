@@ -212,8 +212,11 @@ class TerminalEnv:
     """
 
     def __init__(self, config: EnvConfig | None = None, spec: RewardSpec | str | None = None,
-                 progress: float = 1.0, phase: Phase | None = None, verifier: Verifier | None = None):
+                 progress: float = 1.0, phase: Phase | None = None, verifier: Verifier | None = None,
+                 judge=None):
         self.config = config or EnvConfig()
+        self.judge = judge
+        """A ``termrl.reward.judge.ModelJudge`` that reads each passing episode, or None."""
         self.spec = load_spec(spec) if isinstance(spec, str) else spec
         self.progress = progress
         self.verifier = verifier or SandboxVerifier(self.config.per_test_timeout, self.config.static)
@@ -382,7 +385,7 @@ class TerminalEnv:
         return self._end(finish_episode(self.task, self.box, ending, before=self.before,
                                         trace=[s.trace() for s in self.steps], verifier=self.verifier,
                                         detect=self.config.detect, spec=self.spec, progress=self.progress,
-                                        phase=self._phase))
+                                        phase=self._phase, judge=self.judge))
 
     def _end(self, outcome: Outcome) -> tuple[str, float | None, bool, bool, dict]:
         self.outcome = outcome

@@ -39,6 +39,7 @@ from termrl.protocols import (
     Outcome,
     Reward,
     Sandbox,
+    StageResult,
     Task,
 )
 from termrl.verify import unverified, verify, workspace
@@ -176,7 +177,7 @@ def harness_failure(task_id: str, error: BaseException, during: str = "") -> Out
 def finish_episode(task: Task, box: Sandbox, ending: Ending, *, before: Mapping[str, bytes],
                    trace: list[dict], verifier: Verifier | None = None, detect: bool = True,
                    spec=None, progress: float = 1.0, reference: Reference | None = None,
-                   phase: Phase | None = None) -> Outcome:
+                   phase: Phase | None = None, judge=None) -> Outcome:
     """Finish one episode of ``task`` whose agent phase ended with ``ending``: snapshots, verification,
     detection, scoring. The sandbox stays open (its owner closes it).
 
@@ -185,6 +186,9 @@ def finish_episode(task: Task, box: Sandbox, ending: Ending, *, before: Mapping[
     - ``verifier`` (default ``SandboxVerifier()``) turns the workspace into evidence.
     - ``spec`` (a ``RewardSpec``) scores it at ``progress``; without one ``Outcome.reward`` is
       None and ``Outcome.total`` is 1.0 / 0.0 for passed / failed.
+    - ``judge`` (a ``termrl.reward.judge.ModelJudge``) reads a passed episode (instruction,
+      diff, test results): its verdict is the evidence's ``judge`` stage, its time the reward
+      phase's. A failed episode is not judged.
 
     A ``HarnessError`` on the way is ``harness_failure``: ``Ending.ERROR``, reward None.
     """
@@ -205,11 +209,24 @@ def finish_episode(task: Task, box: Sandbox, ending: Ending, *, before: Mapping[
             findings = tuple(run_detectors(HackInput(task=task, evidence=evidence, before=before, after=after,
                                                      home=home, trace=trace, reference=ref.files,
                                                      reference_tests=ref.tests)))
+    if judge is not None and evidence.passed:
+        with timed("reward"):
+            evidence.stages["judge"] = _judged(judge, task, box, before, after, evidence)
     outcome = Outcome(ending, evidence, findings)
     if spec is None:
         return outcome
     with timed("reward"):
         return replace(outcome, reward=score(outcome, spec, progress))
+
+
+def _judged(judge, task: Task, box: Sandbox, before: Mapping[str, bytes], after: Mapping[str, bytes] | None,
+            evidence: Evidence) -> StageResult:
+    """The ``judge`` stage; the workspace is read now where detection did not snapshot it."""
+    try:
+        final = after if after is not None else workspace.snapshot(box)
+    except HarnessError as e:
+        return StageResult("judge", "error", message=f"the workspace could not be read for the judge: {e}")
+    return judge(task, before, final, evidence)
 
 
 # --------------------------------------------------------------------------- scoring

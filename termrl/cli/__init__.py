@@ -7,7 +7,7 @@ import sys
 
 import typer
 
-from termrl.cli import audit, cache, eval, report, sandbox, tasks, tokenizers, train, verify
+from termrl.cli import audit, cache, eval, judge, report, sandbox, tasks, tokenizers, train, verify
 
 app = typer.Typer(help="termrl: RL for terminal and coding agents on execution-verified rewards.",
                   no_args_is_help=True, add_completion=False)
@@ -15,6 +15,7 @@ app.add_typer(tasks.app, name="tasks")
 app.add_typer(sandbox.app, name="sandbox")
 app.add_typer(cache.app, name="cache")
 app.add_typer(tokenizers.app, name="tokenizers")
+app.add_typer(judge.app, name="judge")
 app.command("verify")(verify.verify_cmd)
 app.add_typer(verify.reward_app, name="reward")
 app.command("audit")(audit.audit_cmd)

@@ -57,6 +57,11 @@ def eval_cmd(
                                       help="Run the episodes on a Ray cluster: --ray HOST:PORT joins it; --ray "
                                            "alone starts one on this machine. The policy must be scripted or an "
                                            "endpoint (openai:): serve a model with vLLM for a cluster."),
+    judge: Optional[str] = typer.Option(None, "--judge",
+                                        help="A model judge reads every passing episode (hf:PATH or "
+                                             "openai:BASE_URL with --judge-model): its verdict is the evidence's "
+                                             "judge stage and the spec's judge component."),
+    judge_model: Optional[str] = typer.Option(None, "--judge-model", help="Model name the --judge endpoint serves."),
 ) -> None:
     """Evaluate POLICY on SUITE: pass@1, pass@k, rewards, hack findings, error classes, bad cases."""
     from termrl.env import EnvConfig
@@ -117,7 +122,17 @@ def eval_cmd(
                         action_format=action_format)
     except ValueError as e:
         _fail(f"--action-format: {e}")
-    config = RolloutConfig(samples=samples, workers=workers, spec=reward_spec, env=env)
+    judged = None
+    if judge is not None:
+        if ray is not None:
+            _fail("--judge does not run on a Ray cluster yet: drop --ray, or --judge")
+        from termrl.reward.judge import make_judge
+
+        try:
+            judged = make_judge(judge, model=judge_model, cache_dir=out / "judge-cache")
+        except (ValueError, OSError) as e:
+            _fail(f"--judge: {e}")
+    config = RolloutConfig(samples=samples, workers=workers, spec=reward_spec, env=env, judge=judged)
     accountant = Accountant()
     already = len(store.done_ids())
     progress = Progress(TextColumn("eval {task.description}"), BarColumn(), MofNCompleteColumn(),

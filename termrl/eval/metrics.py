@@ -134,7 +134,8 @@ def summarize(trajectories: Iterable[Trajectory], ks: Iterable[int] = (1,)) -> d
 
     Keys: ``version``, ``pass@1``, ``pass@k`` ({"k": value}), ``episodes``, ``errors``,
     ``unverified``, ``mean_reward``, ``components``, ``hack_rate``, ``findings``,
-    ``error_classes``, ``error_groups``, ``endings``, ``splits``, ``families``, ``tasks``, ``notes``.
+    ``error_classes``, ``error_groups``, ``endings``, ``splits``, ``families``, ``tasks``, ``notes``,
+    ``judge`` (``_judged``).
     ``families``: the same as ``splits`` for each seeded family at each level present
     (``py-function``, ``py-function@1``; see ``family_of``), with ``passed``/``scored`` episodes
     and the 95% Wilson interval of that rate (pass@1 itself when every task has the same
@@ -187,7 +188,20 @@ def summarize(trajectories: Iterable[Trajectory], ks: Iterable[int] = (1,)) -> d
         "families": families,
         "tasks": tasks,
         "notes": _notes(tasks, ks),
+        "judge": _judged(scored),
     }
+
+
+def _judged(scored: list[Trajectory]) -> dict | None:
+    """What a model judge said of the passing episodes (``termrl.reward.judge``): ``judged``,
+    ``verdicts`` (verdict -> episodes) and ``errors`` (no verdict); None where no judge ran."""
+    stages = [((t.evidence or {}).get("stages") or {}).get("judge") for t in scored]
+    stages = [s for s in stages if s]
+    if not stages:
+        return None
+    verdicts = Counter(s["data"].get("verdict") for s in stages if s.get("status") == "ok")
+    return {"judged": len(stages), "verdicts": dict(verdicts.most_common()),
+            "errors": sum(s.get("status") != "ok" for s in stages)}
 
 
 def family_of(task_id: str) -> str | None:

@@ -167,11 +167,12 @@ class VerificationCache:
 
 def _episode(task: Task, spec, act: Callable | None, baseline: Baseline | None,
              points: Sequence[float] = PROGRESS_POINTS, cache: VerificationCache | None = None,
-             setups: SetupReuse | None = None) -> Episode:
+             setups: SetupReuse | None = None, judge=None) -> Episode:
     """One audit episode: ``act(box)`` plays the agent (None: it does nothing) and returns its
     trace; the episode is finished as every episode is (``termrl.episode.finish_episode``) and
     scored at each training progress of ``points``. ``cache``: share verifications of identical
-    final workspaces; ``setups``: copy the workdir a deterministic setup left (``SetupReuse``)."""
+    final workspaces; ``setups``: copy the workdir a deterministic setup left (``SetupReuse``);
+    ``judge``: a model judge reads the episode if it passes (``termrl.reward.judge``)."""
     start = time.monotonic()
     box = setups.open(task) if setups is not None else open_sandbox(task)
     try:
@@ -183,7 +184,7 @@ def _episode(task: Task, spec, act: Callable | None, baseline: Baseline | None,
             verifier = cache.verifier(verifier)
         reference = Reference(baseline.files, baseline.tests) if baseline else None
         outcome = finish_episode(task, box, Ending.SUBMITTED, before=before, trace=steps, verifier=verifier,
-                                 reference=reference)
+                                 reference=reference, judge=judge)
     finally:
         box.close()
     specs = _specs(spec)

@@ -19,6 +19,7 @@ names; the functions live here (outcome terms) and in ``quality``,
 | ``overlong`` | DAPO soft overlong punishment | ``max_length``, ``cache`` (required) |
 | ``group_length`` | Kimi k1.5 length reward within the sampling group | |
 | ``hack`` | reward-hack findings: cap the reward, penalise, or log | ``mode`` = "zero", ``min_severity`` = "high", ``floor`` = 0, ``penalties`` |
+| ``judge`` | a model judge's verdict on a passing episode (``termrl.reward.judge``); None without one | ``values`` = general 1, unclear 0, special_cases -1, tampers -1 |
 """
 
 from __future__ import annotations
@@ -146,6 +147,32 @@ def check_tag_weights(given: Mapping[str, Any]) -> None:
             raise FieldError(f"tag_weights.{tag}", f"must be 0 or more, got {weight}")
 
 
+JUDGE_VALUES = {"general": 1.0, "unclear": 0.0, "special_cases": -1.0, "tampers": -1.0}
+"""The judge component's default value per verdict (``termrl.reward.judge.VERDICTS``)."""
+
+
+def judge(evidence: Evidence, params: Mapping[str, Any], ctx: Context) -> float | None:
+    """The model judge's verdict on a passing episode (the evidence's ``judge`` stage,
+    ``termrl.reward.judge``) as ``values[verdict]``; None when the episode failed, no judge ran,
+    or the judge gave no verdict (it errored, or its reply could not be parsed): never 0.
+
+    >>> from termrl.protocols import StageResult
+    >>> ev = Evidence("t", passed=True, stages={"judge": StageResult("judge", "ok", data={"verdict": "tampers"})})
+    >>> judge(ev, {"values": JUDGE_VALUES}, Context()), judge(Evidence("t", passed=True), {"values": JUDGE_VALUES}, Context())
+    (-1.0, None)
+    """
+    stage = evidence.stages.get("judge")
+    if not evidence.passed or stage is None or stage.status != "ok":
+        return None
+    return params["values"].get(stage.data.get("verdict"))
+
+
+def check_judge_values(given: Mapping[str, Any]) -> None:
+    for verdict in given.get("values", {}):
+        if verdict not in JUDGE_VALUES:
+            raise FieldError(f"values.{verdict}", f"not a verdict; use {', '.join(JUDGE_VALUES)}")
+
+
 @dataclass(frozen=True)
 class ComponentType:
     """One entry of the registry: the function, its parameters and how to check them."""
@@ -176,5 +203,6 @@ TYPES: dict[str, ComponentType] = {
     "hack": ComponentType(hack.hack, {"mode": "zero", "min_severity": "high", "floor": 0.0,
                                       "penalties": hack.PENALTIES},
                           hack.check_hack),
+    "judge": ComponentType(judge, {"values": JUDGE_VALUES}, check_judge_values),
 }
 """Component type name -> its function and parameters."""

@@ -51,6 +51,9 @@ class RolloutConfig:
     verifier: object | None = None
     """How each episode is verified (``termrl.episode.Verifier``): None, in its own sandbox;
     ``PoolVerifier(RayVerifierPool(...))`` on a Ray cluster's warm verifiers."""
+    judge: object | None = None
+    """A ``termrl.reward.judge.ModelJudge`` reading each passing episode (the ``judge`` stage
+    and reward component), or None."""
 
 
 def episode_id(task: Task, sample: int) -> str:
@@ -148,7 +151,7 @@ def run_episode(task: Task, sample: int, policy_name: str, ask: Callable[[Turn],
     traj = Trajectory(episode_id=eid, task_id=task.id, policy=policy_name, seed=task.meta.seed,
                       split=task.meta.split, sample=sample, family=task.meta.family or None, started=time.time())
     env = TerminalEnv(config.env, spec=spec, progress=config.progress,
-                      phase=lambda name: accountant.phase(name, eid), verifier=config.verifier)
+                      phase=lambda name: accountant.phase(name, eid), verifier=config.verifier, judge=config.judge)
     try:
         env.reset(task)
         traj.prompt = [dict(m) for m in env.messages]
