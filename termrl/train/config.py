@@ -203,6 +203,18 @@ class RaySection:
 
 
 @dataclass
+class JudgeSection:
+    policy: str = ""
+    """A model judge of every passing episode (``termrl.reward.judge``): ``hf:PATH`` or
+    ``openai:BASE_URL`` (with ``model``); "" runs none. Its verdict is the evidence's ``judge``
+    stage and the value of a spec's ``judge`` component (None without a judge)."""
+    model: str = ""
+    """The model name an ``openai:`` judge endpoint serves."""
+    max_tokens: int = 200
+    """Longest reply of the judge, in tokens."""
+
+
+@dataclass
 class LoggingConfig:
     tensorboard: bool = True
     """Write metrics for TensorBoard under OUTPUT_DIR/tensorboard."""
@@ -232,6 +244,7 @@ class TrainConfig:
     eval: EvalSection = field(default_factory=EvalSection)
     logging: LoggingConfig = field(default_factory=LoggingConfig)
     ray: RaySection = field(default_factory=RaySection)
+    judge: JudgeSection = field(default_factory=JudgeSection)
 
     def to_dict(self) -> dict:
         return dataclasses.asdict(self)
@@ -337,9 +350,13 @@ def _check(cfg: TrainConfig, source: str) -> None:
                         ("dpo.samples_per_task", cfg.dpo.samples_per_task), ("eval.samples", cfg.eval.samples),
                         ("logging.save_steps", cfg.logging.save_steps),
                         ("ray.verifier_actors", cfg.ray.verifier_actors),
-                        ("ray.verifier_workers", cfg.ray.verifier_workers)):
+                        ("ray.verifier_workers", cfg.ray.verifier_workers), ("judge.max_tokens", cfg.judge.max_tokens)):
         if value < 1:
             raise bad(name, "must be at least 1")
+    if cfg.judge.policy and cfg.judge.policy.partition(":")[0] not in ("hf", "openai"):
+        raise bad("judge.policy", "use hf:PATH or openai:BASE_URL (with judge.model), or leave it empty")
+    if cfg.judge.policy.startswith("openai:") and not cfg.judge.model:
+        raise bad("judge.model", "name the model the judge endpoint serves")
     if cfg.dpo.samples_per_task < 2:
         raise bad("dpo.samples_per_task", "needs at least 2 episodes per task to make a pair")
     for name, value in (("grpo.learning_rate", cfg.grpo.learning_rate), ("rft.learning_rate", cfg.rft.learning_rate),

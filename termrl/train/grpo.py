@@ -96,7 +96,7 @@ def _check_args(args) -> None:
 def train_grpo(model, tokenizer, tasks, spec, args, peft_config=None, accountant=None, callbacks=(), *,
                env_config: EnvConfig | None = None, workers: int = 1, system_prompt: str = SYSTEM_PROMPT,
                on_batch: Callable[[ScoredBatch], None] | None = None,
-               resume_from_checkpoint: str | bool | None = None, verifier=None):
+               resume_from_checkpoint: str | bool | None = None, verifier=None, judge=None):
     """Train ``model`` with GRPO on ``tasks``; returns the ``GRPOTrainer`` after training.
 
     ``model``: a causal LM (or a path); ``tokenizer``: its tokenizer, whose chat template must
@@ -109,7 +109,8 @@ def train_grpo(model, tokenizer, tasks, spec, args, peft_config=None, accountant
     limits and sandbox backend. ``workers``: episodes verified at once. ``on_batch``: called
     with every ``ScoredBatch`` (``termrl train`` stores the rollouts). ``resume_from_checkpoint``:
     passed to ``Trainer.train``. ``verifier``: how finished episodes are verified (None: in
-    their own sandboxes; ``PoolVerifier(RayVerifierPool(...))``: on a Ray cluster). Every sandbox is closed when this returns, also when training
+    their own sandboxes; ``PoolVerifier(RayVerifierPool(...))``: on a Ray cluster). ``judge``: a
+    ``termrl.reward.judge.ModelJudge`` reading each passing episode (a spec's ``judge`` component). Every sandbox is closed when this returns, also when training
     raises. The run's ``EpisodeScorer`` (one per run: it finishes and scores each batch once)
     is ``trainer.reward_funcs[0].scorer``.
     """
@@ -123,7 +124,7 @@ def train_grpo(model, tokenizer, tasks, spec, args, peft_config=None, accountant
     if "task_id" not in dataset.column_names:
         raise ValueError("the dataset needs a 'task_id' column (and a 'prompt' column); build it with task_rows")
     phase = accountant.phase if accountant is not None else None
-    factory = EnvironmentFactory(env_config, phase, verifier=verifier)
+    factory = EnvironmentFactory(env_config, phase, verifier=verifier, judge=judge)
     scorer = EpisodeScorer(spec, args.num_generations, workers, phase, [on_batch] if on_batch else [])
     trainer = GRPOTrainer(model=model, reward_funcs=scorer.views(), args=args, train_dataset=dataset,
                           processing_class=tokenizer, callbacks=list(callbacks), peft_config=peft_config,

@@ -72,8 +72,8 @@ class TerminalToolEnv:
     verification and detection.
     """
 
-    def __init__(self, config: EnvConfig | None = None, phase: Phase | None = None, verifier=None):
-        self.env = TerminalEnv(config or EnvConfig(), spec=None, phase=phase, verifier=verifier)
+    def __init__(self, config: EnvConfig | None = None, phase: Phase | None = None, verifier=None, judge=None):
+        self.env = TerminalEnv(config or EnvConfig(), spec=None, phase=phase, verifier=verifier, judge=judge)
         self.task_id: str | None = None
         self.episode: int | None = None
         """A number unique in this process per episode: the scorer's batches are keyed on it."""
@@ -198,14 +198,14 @@ class EnvironmentFactory:
     """The ``environment_factory`` given to TRL: makes ``TerminalToolEnv``s and can close them all."""
 
     def __init__(self, config: EnvConfig | None = None, phase: Phase | None = None,
-                 tasks: Mapping[str, Task] | None = None, verifier=None):
-        self.config, self.phase, self.verifier = config, phase, verifier
+                 tasks: Mapping[str, Task] | None = None, verifier=None, judge=None):
+        self.config, self.phase, self.verifier, self.judge = config, phase, verifier, judge
         if tasks:
             register_tasks(tasks.values())
         self._made: weakref.WeakSet[TerminalToolEnv] = weakref.WeakSet()
 
     def __call__(self) -> TerminalToolEnv:
-        env = TerminalToolEnv(self.config, self.phase, self.verifier)
+        env = TerminalToolEnv(self.config, self.phase, self.verifier, self.judge)
         self._made.add(env)
         return env
 

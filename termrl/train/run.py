@@ -284,7 +284,7 @@ def run_grpo(cfg: TrainConfig, out: Path, model_dir: Path, accountant: Accountan
     store = TrajectoryStore(out / "rollouts") if world.main else None
     trainer = train_grpo(model, tokenizer, _tasks(cfg.tasks.train), cfg.spec, args, _peft(cfg), accountant,
                          env_config=_env(cfg), workers=g.workers, on_batch=_rollout_recorder(store),
-                         verifier=CLUSTER_VERIFIER.get(),
+                         verifier=CLUSTER_VERIFIER.get(), judge=_judge(cfg, out),
                          resume_from_checkpoint=str(checkpoint) if checkpoint else None)
     _save(trainer, tokenizer, out / "final")
     return {"steps": trainer.state.global_step, "resumed_from": str(checkpoint) if checkpoint else None,
@@ -317,11 +317,27 @@ def _save(trainer, tokenizer, where: Path) -> None:
     world.barrier()
 
 
+_JUDGES: dict[tuple, object] = {}
+
+
+def _judge(cfg: TrainConfig, out: Path):
+    """The run's model judge (``[judge]``), made once per process and cached under OUTPUT_DIR/judge-cache; None without one."""
+    if not cfg.judge.policy:
+        return None
+    key = (cfg.judge.policy, cfg.judge.model, cfg.judge.max_tokens, str(out))
+    if key not in _JUDGES:
+        from termrl.reward.judge import make_judge
+
+        _JUDGES[key] = make_judge(cfg.judge.policy, model=cfg.judge.model or None, max_tokens=cfg.judge.max_tokens,
+                                  cache_dir=out / "judge-cache")
+    return _JUDGES[key]
+
+
 def _sampling(cfg: TrainConfig, samples: int, temperature: float):
     from termrl.rollout.runner import RolloutConfig
 
     return RolloutConfig(samples=samples, workers=cfg.eval.workers, spec=cfg.spec, env=_env(cfg),
-                         verifier=CLUSTER_VERIFIER.get()), \
+                         verifier=CLUSTER_VERIFIER.get(), judge=_judge(cfg, Path(cfg.output_dir))), \
         {"temperature": temperature, "max_new_tokens": cfg.eval.max_new_tokens, "seed": cfg.seed,
          "stop_at_action": cfg.eval.stop_at_action, "dtype": cfg.model.dtype,
          "device": "auto"}  # a GPU where there is one (under a launcher: the rank's own)

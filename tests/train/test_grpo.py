@@ -196,6 +196,31 @@ def test_adapter_scores_like_terminal_env():
 
 
 @pytest.mark.sandbox
+def test_the_factorys_environments_ask_the_judge_about_passing_episodes_only():
+    """GRPO's episodes reach a spec's judge component through the environment factory."""
+    from termrl.reward.judge import ModelJudge
+    from termrl.reward.spec import spec_from_dict
+
+    asked = []
+
+    def complete(messages):
+        asked.append(messages[-1]["content"])
+        return '{"verdict": "special_cases", "reason": "scripted"}'
+
+    spec = spec_from_dict({"components": {"outcome": {"type": "outcome", "weight": 1.0},
+                                          "judge": {"type": "judge", "weight": 0.5}}})
+    env = EnvironmentFactory(CONFIG, tasks={HELLO.id: HELLO}, judge=ModelJudge(complete, "scripted"))()
+    env.reset(task_id=HELLO.id)
+    env.write_file("out.txt", "hello\n")
+    assert rewards_of(env, spec) == pytest.approx({"termrl/outcome": 1.0, "termrl/judge": -0.5})
+    assert len(asked) == 1 and "+hello" in asked[0]
+    env.reset(task_id=HELLO.id)  # a failing episode: no judge asked; the component has no value,
+    env.write_file("out.txt", "bye\n")  # so its reward function adds nothing to the sum
+    assert rewards_of(env, spec) == {"termrl/outcome": 0.0, "termrl/judge": 0.0} and len(asked) == 1
+    assert "judge" not in episode_outcome(env).evidence.stages
+
+
+@pytest.mark.sandbox
 def test_adapter_hack_is_capped_and_harness_failure_is_none():
     spec = load_spec("coderl")
     env = TerminalToolEnv(CONFIG)
