@@ -4,6 +4,7 @@ honest (reference) and dishonest (exploit) solutions."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Optional
 
 import typer
@@ -69,3 +70,55 @@ def agreement_cmd(
     for d in report["disagreements"][:20]:
         console.print(f"- {d['task']} / {d['solution']} ({'honest' if d['honest'] else 'exploit'}): detectors "
                       f"{d['detectors'] or 'none'}, judge {d['verdict'] or 'no verdict'}: {d['reason'] or d['judge_error']}")
+
+
+@app.command("discriminator")
+def discriminator_cmd(
+    suite: str = typer.Option(..., "--suite", help="Tasks with reference solutions to learn from."),
+    out: Path = typer.Option(..., "--out", help="Where to write the model (JSON); use it as --judge discriminator:OUT."),
+    held_out: float = typer.Option(0.3, "--held-out", help="Share of the tasks kept out of training to measure on."),
+    threshold: float = typer.Option(0.5, "--threshold", help="Score from which a diff counts as dishonest."),
+    workers: int = typer.Option(2, "--workers", help="Exploit episodes (sandboxes) at once."),
+    seed: int = typer.Option(0, "--seed", help="Seed of the task split and of training."),
+    as_json: bool = typer.Option(False, "--json", help="Print the report as JSON."),
+) -> None:
+    """Learn a discriminator of dishonest diffs from the audit's exploits (dishonest) and the
+    reference solutions (honest) of SUITE; report precision and recall on held-out tasks, then
+    train on every task and save the model to OUT."""
+    from termrl.reward.discriminator import Discriminator, collect, evaluate, split_by_task
+    from termrl.tasks import envs
+    from termrl.tasks.formats import TaskFormatError
+    from termrl.tasks.suites import SuiteError, resolve
+
+    if not 0 <= held_out < 1:
+        _fail(f"--held-out {held_out}: give a share in [0, 1), e.g. 0.3")
+    try:
+        entries = envs.prepare(resolve(suite))
+    except (SuiteError, TaskFormatError, ValueError, OSError) as e:
+        _fail(str(e))
+    tasks = [e.task for e in entries if e.task is not None and not e.task.unsupported]
+    examples = collect(tasks, workers=workers)
+    if len({e.label for e in examples}) < 2:
+        _fail(f"{suite}: no honest and dishonest diffs to learn from (tasks need reference solutions)")
+    train, test = split_by_task(examples, held_out, seed) if held_out else (examples, [])
+    report = {"suite": suite, "examples": len(examples), "tasks": len({e.task for e in examples}),
+              "train_examples": len(train), "held_out_tasks": len({e.task for e in test})}
+    if test and len({e.label for e in train}) == 2:
+        report["held_out"] = evaluate(Discriminator.fit([e.diff for e in train], [e.label for e in train], seed=seed),
+                                      test, threshold)
+    model = Discriminator.fit([e.diff for e in examples], [e.label for e in examples], seed=seed)
+    try:
+        model.save(out)
+    except OSError as e:
+        _fail(f"--out {out}: {e}")
+    report["model"], report["features"] = str(out), len(model.weights)
+    if as_json:
+        print(json.dumps(report, indent=2))
+        return
+    console.print(f"{report['examples']} diffs from {report['tasks']} tasks; model with {report['features']} "
+                  f"weights written to {out}")
+    held = report.get("held_out")
+    if held:
+        console.print(f"held out ({report['held_out_tasks']} tasks, {held['examples']} diffs): precision "
+                      f"{held['precision']}, recall {held['recall']} (tp {held['tp']}, fp {held['fp']}, fn {held['fn']}, "
+                      f"tn {held['tn']}); missed: {held['missed_exploits'] or 'none'}")

@@ -192,15 +192,20 @@ class ModelJudge:
 
 
 def make_judge(spec: str, *, model: str | None = None, max_tokens: int = 200,
-               cache_dir: str | Path | None = None) -> ModelJudge:
+               cache_dir: str | Path | None = None):
     """A judge answering through the policy ``spec`` (``openai:BASE_URL`` with ``model``, or
-    ``hf:PATH``), greedy, at most ``max_tokens`` tokens a reply."""
+    ``hf:PATH``), greedy, at most ``max_tokens`` tokens a reply; or ``discriminator:MODEL.json``,
+    a learned discriminator (``termrl.reward.discriminator``)."""
     from termrl.policies import make_policy
     from termrl.protocols import Turn
 
-    kind = spec.partition(":")[0]
+    kind, _, rest = spec.partition(":")
+    if kind == "discriminator":
+        from termrl.reward.discriminator import Discriminator, DiscriminatorJudge
+
+        return DiscriminatorJudge(Discriminator.load(rest), spec)
     if kind not in ("openai", "hf"):
-        raise ValueError(f"judge {spec!r}: use openai:BASE_URL (with a model name) or hf:PATH")
+        raise ValueError(f"judge {spec!r}: use openai:BASE_URL (with a model name), hf:PATH or discriminator:MODEL.json")
     options = {"max_tokens": max_tokens, "max_retries": 1} if kind == "openai" else {"max_new_tokens": max_tokens}
     policy = make_policy(spec, model=model, temperature=0, **options)
     probe = Task(id="judge", instruction="")

@@ -205,8 +205,8 @@ class RaySection:
 @dataclass
 class JudgeSection:
     policy: str = ""
-    """A model judge of every passing episode (``termrl.reward.judge``): ``hf:PATH`` or
-    ``openai:BASE_URL`` (with ``model``); "" runs none. Its verdict is the evidence's ``judge``
+    """A model judge of every passing episode (``termrl.reward.judge``): ``hf:PATH``,
+    ``openai:BASE_URL`` (with ``model``) or ``discriminator:MODEL.json``; "" runs none. Its verdict is the evidence's ``judge``
     stage and the value of a spec's ``judge`` component (None without a judge)."""
     model: str = ""
     """The model name an ``openai:`` judge endpoint serves."""
@@ -353,8 +353,9 @@ def _check(cfg: TrainConfig, source: str) -> None:
                         ("ray.verifier_workers", cfg.ray.verifier_workers), ("judge.max_tokens", cfg.judge.max_tokens)):
         if value < 1:
             raise bad(name, "must be at least 1")
-    if cfg.judge.policy and cfg.judge.policy.partition(":")[0] not in ("hf", "openai"):
-        raise bad("judge.policy", "use hf:PATH or openai:BASE_URL (with judge.model), or leave it empty")
+    if cfg.judge.policy and cfg.judge.policy.partition(":")[0] not in ("hf", "openai", "discriminator"):
+        raise bad("judge.policy", "use hf:PATH, openai:BASE_URL (with judge.model) or discriminator:MODEL.json, "
+                                  "or leave it empty")
     if cfg.judge.policy.startswith("openai:") and not cfg.judge.model:
         raise bad("judge.model", "name the model the judge endpoint serves")
     if cfg.dpo.samples_per_task < 2:

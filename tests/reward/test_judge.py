@@ -195,7 +195,7 @@ def test_a_tiny_local_model_judge_gives_no_verdict_not_a_zero(tmp_path):
 
 
 def test_unknown_judge_kinds_say_what_to_use():
-    with pytest.raises(ValueError, match="openai:BASE_URL"):
+    with pytest.raises(ValueError, match="discriminator:MODEL.json"):
         make_judge("oracle")
 
 

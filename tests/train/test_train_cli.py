@@ -61,7 +61,7 @@ def test_config_errors_name_the_field_and_fix(tmp_path):
         (["grpo.lr=1"], "unknown field 'grpo.lr'"),
         (["model.path=/m"], "'model.path'"),
         (["ray.verifier_actors=0"], "'ray.verifier_actors': must be at least 1"),
-        (["judge.policy=oracle"], "'judge.policy': use hf:PATH or openai:BASE_URL"),
+        (["judge.policy=oracle"], "'judge.policy': use hf:PATH, openai:BASE_URL"),
         (["judge.policy=openai:http://127.0.0.1:9/v1"], "'judge.model': name the model"),
     ]
     for overrides, needle in cases:
