@@ -80,12 +80,15 @@ def discriminator_cmd(
     threshold: float = typer.Option(0.5, "--threshold", help="Score from which a diff counts as dishonest."),
     workers: int = typer.Option(2, "--workers", help="Exploit episodes (sandboxes) at once."),
     seed: int = typer.Option(0, "--seed", help="Seed of the task split and of training."),
+    unseen: bool = typer.Option(False, "--unseen-exploits",
+                                help="Also measure, for each exploit, recall on held-out tasks when it never "
+                                     "trained (one model per exploit)."),
     as_json: bool = typer.Option(False, "--json", help="Print the report as JSON."),
 ) -> None:
     """Learn a discriminator of dishonest diffs from the audit's exploits (dishonest) and the
     reference solutions (honest) of SUITE; report precision and recall on held-out tasks, then
     train on every task and save the model to OUT."""
-    from termrl.reward.discriminator import Discriminator, collect, evaluate, split_by_task
+    from termrl.reward.discriminator import Discriminator, collect, evaluate, split_by_task, unseen_exploit_recall
     from termrl.tasks import envs
     from termrl.tasks.formats import TaskFormatError
     from termrl.tasks.suites import SuiteError, resolve
@@ -106,6 +109,8 @@ def discriminator_cmd(
     if test and len({e.label for e in train}) == 2:
         report["held_out"] = evaluate(Discriminator.fit([e.diff for e in train], [e.label for e in train], seed=seed),
                                       test, threshold)
+    if unseen and held_out:
+        report["unseen_exploits"] = unseen_exploit_recall(examples, held_out, seed, threshold)
     model = Discriminator.fit([e.diff for e in examples], [e.label for e in examples], seed=seed)
     try:
         model.save(out)
@@ -122,3 +127,5 @@ def discriminator_cmd(
         console.print(f"held out ({report['held_out_tasks']} tasks, {held['examples']} diffs): precision "
                       f"{held['precision']}, recall {held['recall']} (tp {held['tp']}, fp {held['fp']}, fn {held['fn']}, "
                       f"tn {held['tn']}); missed: {held['missed_exploits'] or 'none'}")
+    for name, row in report.get("unseen_exploits", {}).items():
+        console.print(f"  {name}, never trained on: {row['caught']} of {row['diffs']} caught")

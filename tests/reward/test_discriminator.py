@@ -90,7 +90,8 @@ def test_collected_diffs_are_labelled_and_the_judge_names_what_was_touched(tmp_p
 def test_the_command_reports_held_out_figures_and_writes_a_model(tmp_path):
     out = tmp_path / "disc.json"
     res = subprocess.run([sys.executable, "-m", "termrl", "judge", "discriminator", "--suite", "humaneval:0-3",
-                          "--out", str(out), "--held-out", "0.5", "--json"], capture_output=True, text=True,
+                          "--out", str(out), "--held-out", "0.5", "--unseen-exploits", "--json"],
+                         capture_output=True, text=True,
                          timeout=900)
     assert res.returncode == 0, res.stderr[-2000:]
     report = json.loads(res.stdout)
@@ -98,3 +99,5 @@ def test_the_command_reports_held_out_figures_and_writes_a_model(tmp_path):
     held = report["held_out"]
     assert held["tp"] + held["fn"] == held["dishonest"] > 0 and held["examples"] > held["dishonest"]
     assert Discriminator.load(out).weights
+    unseen = report["unseen_exploits"]
+    assert unseen and all(0 <= row["caught"] <= row["diffs"] > 0 for row in unseen.values())
