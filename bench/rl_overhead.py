@@ -20,7 +20,7 @@ model's ``generate``), ``environment``, ``verification``, ``detection`` (inside 
   episodes=, cached=             episodes run in sandboxes, completions answered from the cache
   episode_ms_p50=, _p90=, _p99=, _max=   an episode's wall milliseconds (stragglers hold up a step)
 
-Usage: python bench/rl_overhead.py [--steps 10] [--sft-steps 100] [--verifier-workers N]
+Usage: python bench/rl_overhead.py [--steps 10] [--sft-steps 100] [--verifier-workers N] [--warm-sandboxes N]
 """
 
 from __future__ import annotations
@@ -112,6 +112,8 @@ def main() -> None:
     ap.add_argument("--sft-steps", type=int, default=100, help="SFT steps before (the quickstart does 225).")
     ap.add_argument("--verifier-workers", type=int, default=None,
                     help="Warm verifiers and reward threads (default: the quickstart's, 3).")
+    ap.add_argument("--warm-sandboxes", type=int, default=None,
+                    help="Episode sandboxes started ahead (default: the quickstart's, 3; 0: none).")
     args = ap.parse_args()
 
     import torch
@@ -125,7 +127,8 @@ def main() -> None:
 
     TimedEvaluator = timed_evaluator()
     config = QuickstartConfig(grpo_steps=args.steps, sft_steps=args.sft_steps,
-                              **({"verifier_workers": args.verifier_workers} if args.verifier_workers else {}))
+                              **({"verifier_workers": args.verifier_workers} if args.verifier_workers else {}),
+                              **({"warm_sandboxes": args.warm_sandboxes} if args.warm_sandboxes is not None else {}))
     torch.set_num_threads(config.torch_threads)
     family = get_family(config.family)
     start = family.train_seeds.start
@@ -142,7 +145,7 @@ def main() -> None:
 
     ours = Accountant()
     with VerifierPool(workers=config.verifier_workers, static=False) as pool:
-        evaluator = TimedEvaluator(config.family, pool, phase=ours.phase)
+        evaluator = TimedEvaluator(config.family, pool, phase=ours.phase, warm_sandboxes=config.warm_sandboxes)
         funcs = trl_reward_funcs(load_spec(config.spec), evaluator, workers=config.verifier_workers)
         step_ours = train(work / "sft", work / "termrl", config, seeds, funcs, ours)
     completions = args.steps * config.prompts_per_step * config.num_generations

@@ -12,7 +12,7 @@ quickstart's reward does. Prints ``name=value`` lines per W:
                         episode's phase time; it grows with W where episodes wait on each other)
   ms_episode_W=         mean milliseconds from an episode's start to its end
 
-Usage: python bench/side_scaling.py [--episodes 96] [--workers 1,2,4,8]
+Usage: python bench/side_scaling.py [--episodes 96] [--workers 1,2,4,8] [--warm N]
 """
 
 from __future__ import annotations
@@ -59,7 +59,7 @@ class PhaseClock:
             self.seconds[name] += seconds
 
 
-def run(workers: int, seeds: list[int], family_name: str) -> dict:
+def run(workers: int, seeds: list[int], family_name: str, ahead: int = 0) -> dict:
     from termrl.tasks.families import get_family
     from termrl.train.quickstart import SingleActionEvaluator, reference_reply
     from termrl.verify.pool import VerifierPool
@@ -81,7 +81,7 @@ def run(workers: int, seeds: list[int], family_name: str) -> dict:
         with ThreadPoolExecutor(workers) as threads:  # every verifier and sandbox path warm
             list(threads.map(lambda s: one(s, warm), seeds[:workers]))
         spans.clear()
-        evaluator = SingleActionEvaluator(family_name, pool, phase=clock.phase)
+        evaluator = SingleActionEvaluator(family_name, pool, phase=clock.phase, warm_sandboxes=ahead)
         started = time.perf_counter()
         with ThreadPoolExecutor(workers) as threads:
             list(threads.map(lambda s: one(s, evaluator), seeds))
@@ -96,6 +96,8 @@ def main() -> None:
     ap.add_argument("--episodes", type=int, default=96)
     ap.add_argument("--workers", default="1,2,4,8", help="Comma-separated worker counts.")
     ap.add_argument("--family", default="one-command", help="The task family (the quickstart's).")
+    ap.add_argument("--warm", type=int, default=0,
+                    help="Episode sandboxes kept started ahead (EnvConfig.warm_sandboxes); 0: none.")
     args = ap.parse_args()
     from termrl.tasks.families import get_family
 
@@ -103,7 +105,7 @@ def main() -> None:
     seeds = list(range(start, start + args.episodes))
     base = None
     for w in (int(x) for x in args.workers.split(",")):
-        r = run(w, seeds, args.family)
+        r = run(w, seeds, args.family, args.warm)
         base = base or r["eps_per_s"]
         print(f"eps_per_s_{w}={r['eps_per_s']:.2f}")
         print(f"speedup_{w}={r['eps_per_s'] / base:.2f}")

@@ -55,6 +55,7 @@ from termrl.protocols import (
 )
 from termrl.reward.spec import RewardSpec, load_spec
 from termrl.tasks.families import get_family
+from termrl.sandbox import warm
 from termrl.tasks.runtime import open_sandbox
 from termrl.verify import workspace
 
@@ -94,9 +95,14 @@ class EnvConfig:
     """Run the verifier's quality and safety stages (ruff, radon)."""
     per_test_timeout: float | None = None
     """Seconds per hidden test; default: the verifier's own per-task default."""
+    warm_sandboxes: int = 0
+    """Sandboxes of each task shape kept started ahead of the episodes (``termrl.sandbox.warm``):
+    an episode takes a ready one instead of waiting for its start. 0: each starts its own."""
 
     def __post_init__(self):
         action_format(self.action_format)  # an unknown name fails here, naming the choices
+        if self.warm_sandboxes < 0:
+            raise ValueError(f"warm_sandboxes must be 0 or more, got {self.warm_sandboxes}")
 
     @property
     def prompt(self) -> str:
@@ -261,8 +267,9 @@ class TerminalEnv:
         self._clock, self._tokens, self._format_errors = 0.0, 0, 0
         with self._timed("environment"):
             try:
-                self.box = open_sandbox(task, self.config.backend,
-                                        command_timeout=self.config.command_timeout_s)
+                self.box = open_sandbox(task, self.config.backend, command_timeout=self.config.command_timeout_s,
+                                        warm=warm.shared(self.config.warm_sandboxes)
+                                        if self.config.warm_sandboxes > 0 else None)
                 self.before = workspace.snapshot(self.box)
                 listing = self._listing()
             except BaseException:

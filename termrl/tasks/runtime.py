@@ -29,15 +29,25 @@ REWARD_DIR = "/logs/verifier"
 
 
 def open_sandbox(task: Task, backend: str = "bwrap", command_timeout: float = 120.0,
-                 workdir_from: Path | None = None) -> Sandbox:
+                 workdir_from: Path | None = None, warm=None) -> Sandbox:
     """A started sandbox holding the task's workspace, with its setup commands run; or, with
     ``workdir_from`` (a workdir an earlier sandbox's setup left, see ``SetupReuse``), a copy of
-    that instead of the workspace and the setup."""
+    that instead of the workspace and the setup. ``warm``: a ``termrl.sandbox.warm.WarmSandboxes``
+    to take an already started sandbox of the same shape from (bwrap only)."""
     if task.unsupported:
         raise SetupError(f"task {task.id} is unsupported here: {task.unsupported}")
-    box = make_sandbox(backend, workdir=task.workdir, limits=task.limits, dirs=list(task.extra_files),
-                       env=pyenv.environment(task), command_timeout=command_timeout, binds=pyenv.binds(task),
-                       system_root=sysenv.system_root(task))
+    env, binds, root = pyenv.environment(task), pyenv.binds(task), sysenv.system_root(task)
+
+    def make() -> Sandbox:
+        return make_sandbox(backend, workdir=task.workdir, limits=task.limits, dirs=list(task.extra_files),
+                            env=env, command_timeout=command_timeout, binds=binds, system_root=root)
+
+    box = None
+    if warm is not None and backend == "bwrap" and workdir_from is None:
+        shape = (backend, task.workdir, task.limits, tuple(sorted(task.extra_files)), tuple(sorted(env.items())),
+                 tuple(sorted(binds.items())), root, command_timeout)
+        box = warm.take(shape, make)
+    box = box or make()
     try:
         box.start()
         if workdir_from is not None:

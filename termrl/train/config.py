@@ -84,6 +84,9 @@ class EnvSection:
     """How episodes ask the model to act (sampling for RFT, DPO and evaluation): tool_call, native,
     json, bash or example (``termrl.actions.ACTION_FORMATS``). GRPO's own rollouts are TRL's
     native tool loop whatever this says."""
+    warm_sandboxes: int = 0
+    """Episode sandboxes of each task shape kept started ahead (``termrl.sandbox.warm``), so
+    episodes do not wait for their sandbox to start; 0: each starts its own."""
 
 
 @dataclass
@@ -358,6 +361,8 @@ def _check(cfg: TrainConfig, source: str) -> None:
                                   "or leave it empty")
     if cfg.judge.policy.startswith("openai:") and not cfg.judge.model:
         raise bad("judge.model", "name the model the judge endpoint serves")
+    if cfg.env.warm_sandboxes < 0:
+        raise bad("env.warm_sandboxes", "must be 0 or more")
     if cfg.dpo.samples_per_task < 2:
         raise bad("dpo.samples_per_task", "needs at least 2 episodes per task to make a pair")
     for name, value in (("grpo.learning_rate", cfg.grpo.learning_rate), ("rft.learning_rate", cfg.rft.learning_rate),

@@ -116,6 +116,9 @@ class QuickstartConfig:
     hidden tests passed, so a reply with the right path but the wrong content still earns 0.25."""
     verifier_workers: int = 3
     """Warm verification sandboxes, and completions verified at once (torch idles meanwhile)."""
+    warm_sandboxes: int = 3
+    """Episode sandboxes kept started ahead (``termrl.sandbox.warm``): they start while the
+    model generates, not while the reward waits."""
     # -- evaluation
     heldout_episodes: int = 500
     """Held-out seeds evaluated (one episode each), for the SFT model and for the RL model."""
@@ -221,13 +224,14 @@ class SingleActionEvaluator:
     """
 
     def __init__(self, family: str, pool, backend: str = "bwrap", command_timeout_s: float = 10.0,
-                 cache_size: int = 4096, observation_chars: int = 4000, phase=None):
+                 cache_size: int = 4096, observation_chars: int = 4000, phase=None, warm_sandboxes: int = 0):
         from termrl.tasks.families import get_family
 
         self.family, self.pool, self.phase = get_family(family), pool, phase
         """``phase``: an ``Accountant.phase`` the episodes' environment, verification and detection time go to."""
         self.config = EnvConfig(max_steps=1, backend=backend, command_timeout_s=command_timeout_s,
-                                observation_chars=observation_chars)
+                                observation_chars=observation_chars, warm_sandboxes=warm_sandboxes)
+        """``warm_sandboxes``: episode sandboxes kept started ahead (``termrl.sandbox.warm``)."""
         self.cache_size = cache_size
         self._cache: OrderedDict[tuple[int, str], tuple] = OrderedDict()
         self._lock = threading.Lock()
@@ -372,7 +376,7 @@ def train_grpo(sft_dir: Path, out_dir: Path, config: QuickstartConfig, seeds: Se
     model = AutoModelForCausalLM.from_pretrained(sft_dir)
     spec = load_spec(config.spec)
     with VerifierPool(workers=config.verifier_workers, static=False) as pool:
-        evaluator = SingleActionEvaluator(config.family, pool)
+        evaluator = SingleActionEvaluator(config.family, pool, warm_sandboxes=config.warm_sandboxes)
         funcs = trl_reward_funcs(spec, evaluator, workers=config.verifier_workers)
         trainer = GRPOTrainer(model=model, reward_funcs=funcs, args=args, train_dataset=Dataset.from_list(rows),
                               processing_class=tokenizer, callbacks=[_progress("GRPO", say, ("reward",))])

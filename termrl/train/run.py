@@ -156,7 +156,8 @@ def _env(cfg: TrainConfig):
 
     e = cfg.env
     return EnvConfig(max_steps=e.max_steps, time_limit_s=e.time_limit_s, command_timeout_s=e.command_timeout_s,
-                     observation_chars=e.observation_chars, backend=e.backend, action_format=e.action_format)
+                     observation_chars=e.observation_chars, backend=e.backend, action_format=e.action_format,
+                     warm_sandboxes=e.warm_sandboxes)
 
 
 def _report_to(cfg: TrainConfig) -> list[str]:
