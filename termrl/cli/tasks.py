@@ -205,8 +205,12 @@ def validate_cmd(
             st = strong.get(r.id)
             score = ("" if st is None or st.score is None
                      else f"[red]{st.score:.2f} weak[/]" if st.weak else f"{st.score:.2f}")
+            if st is not None and st.line_coverage is not None:
+                score += f" lines {st.line_coverage:.2f}"
             reason = r.reason if r.status != "valid" else (
-                "surviving mutant:\n" + st.survivors[0]["diff"] if st is not None and st.weak else "")
+                "surviving mutant:\n" + st.survivors[0]["diff"] if st is not None and st.weak and st.survivors
+                else f"the hidden tests run {st.line_coverage:.0%} of the reference's lines"
+                if st is not None and st.weak else "")
             table.add_row(r.id, r.category, f"[{color}]{r.status}[/]", f"{r.seconds:.1f}",
                           *((score,) if with_strength else ()), reason)
         if shown:
@@ -216,7 +220,8 @@ def validate_cmd(
                       "nothing fails cleanly)")
         if with_strength:
             console.print(f"[bold]{len(weak)} weak[/] (their hidden tests kill fewer than 80% of the reference "
-                          f"solution's mutants) of {sum(s.score is not None for s in strong.values())} measured")
+                          f"solution's mutants, or run fewer than 80% of its lines) of "
+                          f"{sum(s.score is not None for s in strong.values())} measured")
     raise typer.Exit(1 if invalid else 0)
 
 
@@ -248,15 +253,21 @@ def strength_cmd(
     if as_json:
         typer.echo(json.dumps({"suite": suite, "tasks": [r.to_dict() for r in rows], "summary": total}))
         return
-    table = Table(title=f"{suite}: test strength (weak: mutation score < {WEAK})")
-    for col in ("id", "status", "score", "visible", "killed", "mutants", "seconds", "first survivor / reason"):
+    table = Table(title=f"{suite}: test strength (weak: mutation score or line coverage < {WEAK})")
+    for col in ("id", "status", "score", "visible", "lines", "branches", "killed", "mutants", "seconds",
+                "first survivor / reason"):
         table.add_column(col, overflow="fold")
     for r in rows:
         first = r.survivors[0]["diff"] if r.survivors else r.reason
-        score = "-" if r.score is None else (f"[red]{r.score:.2f}[/]" if r.weak else f"{r.score:.2f}")
+        score = "-" if r.score is None else (f"[red]{r.score:.2f}[/]" if r.score < WEAK else f"{r.score:.2f}")
         visible = "-" if r.visible_score is None else f"{r.visible_score:.2f}"
-        table.add_row(r.id, r.status, score, visible, str(r.killed), str(r.mutants), f"{r.seconds:.1f}", first)
+        lines = "-" if r.line_coverage is None else (f"[red]{r.line_coverage:.2f}[/]" if r.line_coverage < WEAK
+                                                      else f"{r.line_coverage:.2f}")
+        branches = "-" if r.branch_coverage is None else f"{r.branch_coverage:.2f}"
+        table.add_row(r.id, r.status, score, visible, lines, branches, str(r.killed), str(r.mutants),
+                      f"{r.seconds:.1f}", first)
     console.print(table)
     console.print(f"[bold]{total['measured']}/{total['tasks']} measured[/], {total['weak']} weak, mean score "
                   f"{total['mean_score']}, {total['survivors']} surviving mutants of {total['mutants']}, "
+                  f"mean line coverage {total['mean_line_coverage']} (branches {total['mean_branch_coverage']}), "
                   f"{total['seconds_per_task']} s per task")

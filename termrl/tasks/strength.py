@@ -15,12 +15,23 @@ original (a removed statement with no effect): the score is a lower bound of the
 
 For a task whose workspace holds tests the agent sees, the same mutants are also verified
 against those (``visible_score``): a task whose visible tests are weaker than its hidden ones
-shows it. Not measured here: line and branch coverage, and C sources.
+shows it.
+
+Line and branch coverage (``coverage_of``): the reference's solved workspace runs its hidden tests
+once more in a fresh sandbox under coverage.py (the sandbox's ``python3 -m coverage``, Debian's
+python3-coverage), plain pytest without termrl's report plugin (a trusted reference needs no
+isolation, and coverage must see the code run in the test process), child Python processes
+measured too (``COVERAGE_PROCESS_START`` and a .pth file in the run's own user site-packages,
+which a test that clears ``PYTHONPATH`` for its child keeps), over the Python files the reference
+wrote. A task is
+weak when its mutation score or its line coverage is below ``WEAK``. Not measured here: C sources
+(no mutants, no gcov).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import json
 import time
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
@@ -63,10 +74,17 @@ class Strength:
     any, its mutants are verified on the pool and the reference passes them when they run as
     hidden tests do: below ``score``, its visible tests are weaker than its hidden ones."""
     visible_killed: int = 0
+    line_coverage: float | None = None
+    """Share of the reference's Python statements the hidden tests run (``coverage_of``); None
+    where it could not be measured (``coverage_note`` says why)."""
+    branch_coverage: float | None = None
+    """Share of its branches (both ways of each ``if``/loop) they take; None without branches."""
+    coverage_note: str = ""
 
     @property
     def weak(self) -> bool:
-        return self.score is not None and self.score < WEAK
+        return (self.score is not None and self.score < WEAK) or \
+            (self.line_coverage is not None and self.line_coverage < WEAK)
 
     def to_dict(self) -> dict:
         return {**asdict(self), "weak": self.weak}
@@ -124,6 +142,66 @@ def in_sandbox(task: Task, replace: dict[str, bytes], backend: str = "bwrap") ->
         box.close()
 
 
+COVERAGE_DIR = "/opt/termrl-coverage"
+"""Where the coverage run's configuration and start-up hook are mounted inside the sandbox (its
+data go to the run's own /tmp)."""
+_TOTALS = "TERMRL_COVERAGE_TOTALS "
+
+
+def coverage_of(task: Task, solved: dict[str, bytes], written: list[str], backend: str = "bwrap") -> dict:
+    """Line and branch coverage of ``written`` (workspace paths of Python files) by the task's
+    hidden tests, the workspace being ``solved``: ``{"lines", "branches", "statements",
+    "branch_count"}``, or ``{"note": why not}``."""
+    import shlex
+
+    from termrl.tasks import pyenv
+    from termrl.tasks.runtime import open_sandbox
+
+    spec = task.test_spec
+    workdir = PurePosixPath(task.workdir)
+    include = ",".join(str(workdir / p) for p in written)
+    rc = (f"[run]\nbranch = True\nparallel = True\ndata_file = /tmp/.termrl-coverage/data\n"
+          f"include = {include}\n")
+    files = {".coveragerc": TaskFile(rc.encode())}
+    if spec.kind.value == "pytest":
+        targets = [f"{spec.tests_dir}/{f}" for f in spec.pytest_files] or [spec.tests_dir]
+        tests = ["python3", "-m", "pytest", "-q", "-p", "no:cacheprovider", *targets]
+    else:
+        tests = ["/bin/bash", f"{spec.tests_dir}/{spec.script}"]
+    rcfile = f"--rcfile={COVERAGE_DIR}/.coveragerc"
+    # a .pth file in the user's site-packages starts coverage in every Python process, also in
+    # children whose tests clear PYTHONPATH (a per-run HOME: it dies with the run)
+    hook = ("site=$(python3 -c 'import site; print(site.getusersitepackages())') && mkdir -p \"$site\" && "
+            "echo 'import site, sys; sys.path.extend(p for p in site.getsitepackages() if p not in sys.path); "
+            "import coverage; coverage.process_startup()' > \"$site/termrl-coverage.pth\"; ")  # user site comes first
+    script = (f"mkdir -p /tmp/.termrl-coverage; {hook}{shlex.join(tests)} >/dev/null 2>&1; "
+              f"python3 -m coverage combine -q {rcfile} >/dev/null 2>&1; "
+              f"python3 -m coverage json -q {rcfile} -o /tmp/.termrl-coverage/report.json >/dev/null 2>&1 && "
+              "python3 -c 'import json; print(\"" + _TOTALS + "\" + json.dumps(json.load("
+              "open(\"/tmp/.termrl-coverage/report.json\"))[\"totals\"]))'")
+    base = pyenv.environment(task)
+    env = {**base, **dict(spec.env), "COVERAGE_PROCESS_START": f"{COVERAGE_DIR}/.coveragerc",
+           "PYTHONDONTWRITEBYTECODE": "1"}
+    try:
+        with open_sandbox(task, backend) as box:
+            if not box.run(["python3", "-c", "import coverage"], timeout=60).ok:
+                return {"note": "the sandbox's python3 has no coverage.py (apt-get install python3-coverage)"}
+            box.put_files(task.workdir, {p: TaskFile(d) for p, d in solved.items()})
+            res = box.run(["/bin/bash", "-c", script], timeout=task.limits.verifier_timeout_sec + 120,
+                          cwd=spec.cwd or task.workdir, env=env,
+                          mounts={spec.tests_dir: task.tests, COVERAGE_DIR: files})
+    except HarnessError as e:
+        return {"note": f"coverage could not run: {e}"}
+    line = next((x for x in res.stdout.splitlines() if x.startswith(_TOTALS)), None)
+    if line is None:
+        return {"note": "the hidden tests ran none of the reference's Python code (no coverage data)"}
+    totals = json.loads(line[len(_TOTALS):])
+    statements, branches = totals.get("num_statements", 0), totals.get("num_branches", 0)
+    return {"lines": round(totals["covered_lines"] / statements, 4) if statements else None,
+            "branches": round(totals["covered_branches"] / branches, 4) if branches else None,
+            "statements": statements, "branch_count": branches}
+
+
 def measure(task: Task, pool, max_mutants: int = MAX_MUTANTS, backend: str = "bwrap") -> Strength:
     """``task``'s mutation score on ``pool`` (a ``termrl.verify.pool.VerifierPool``)."""
     row = Strength(task.id, task.meta.category or "", "measured")
@@ -157,6 +235,9 @@ def _mutate(task: Task, pool, max_mutants: int, backend: str, row: Strength) -> 
         row.reason = "the reference solution does not pass its own hidden tests" \
             if reference.verified else f"the harness could not verify the reference: {reference.verify_error}"
         return
+    covered = coverage_of(task, solved, written, backend)
+    row.line_coverage, row.branch_coverage = covered.get("lines"), covered.get("branches")
+    row.coverage_note = covered.get("note", "")
     texts = {p: solved[p].decode("utf-8", "replace") for p in written}
     candidates = [(path, m) for path in written for m in mutants(texts[path])]
     chosen = spread(candidates, max_mutants)
@@ -215,10 +296,16 @@ def strength(tasks: Iterable[Task], workers: int = 2, max_mutants: int = MAX_MUT
 def summary(rows: list[Strength]) -> dict:
     """Totals over ``rows``: tasks measured, weak ones, mean score, mutants, survivors, seconds per task."""
     measured = [r for r in rows if r.score is not None]
-    return {"tasks": len(rows), "measured": len(measured), "weak": sum(r.weak for r in measured),
+    covered = [r for r in rows if r.line_coverage is not None]
+    branched = [r for r in rows if r.branch_coverage is not None]
+    return {"tasks": len(rows), "measured": len(measured), "weak": sum(r.weak for r in rows),
             "mean_score": round(sum(r.score for r in measured) / len(measured), 4) if measured else None,
+            "mean_line_coverage": round(sum(r.line_coverage for r in covered) / len(covered), 4) if covered else None,
+            "mean_branch_coverage": round(sum(r.branch_coverage for r in branched) / len(branched), 4)
+            if branched else None,
+            "low_coverage": sum(r.line_coverage < WEAK for r in covered),
             "mutants": sum(r.mutants for r in rows), "survivors": sum(len(r.survivors) for r in rows),
             "seconds_per_task": round(sum(r.seconds for r in rows) / len(rows), 2) if rows else None}
 
 
-__all__ = ["MAX_MUTANTS", "WEAK", "Strength", "measure", "reference_workspace", "strength", "summary"]
+__all__ = ["MAX_MUTANTS", "WEAK", "Strength", "coverage_of", "measure", "reference_workspace", "strength", "summary"]

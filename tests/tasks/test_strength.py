@@ -69,6 +69,42 @@ def test_weak_tests_let_boundary_mutants_survive_and_strong_ones_kill_them(tmp_p
     assert total["measured"] == 2 and total["weak"] == 1 and total["survivors"] == 2
 
 
+GRADES = '''def grade(score):
+    """A for 90 and up, B for 80 and up, else C."""
+    if score >= 90:
+        return "A"
+    if score >= 80:
+        return "B"
+    return "C"
+
+
+def unused(x):
+    return x * 2
+'''
+CHILD_TESTS = HEADER + (b"import subprocess\n\n\ndef test_a_child_process():\n"
+                        b"    env = {k: v for k, v in os.environ.items() if not k.startswith('PYTHON')}\n"
+                        b"    out = subprocess.run([sys.executable, '-c', 'from solution import grade; print(grade(95))'],\n"
+                        b"                         capture_output=True, text=True, env={**env, 'PYTHONPATH': os.getcwd()})\n"
+                        b"    assert out.stdout.strip() == 'A'\n")
+
+
+@pytest.mark.sandbox
+def test_line_and_branch_coverage_see_the_test_process_and_its_children():
+    def grades(tests: bytes, name: str) -> Task:
+        return Task(id=name, instruction="Write grade(score) in solution.py.", tests={"test_grade.py": TaskFile(tests)},
+                    solution=f"cat > solution.py <<'EOF'\n{GRADES}EOF\n", meta=TaskMeta(category="python"))
+
+    full = HEADER + b"from solution import grade, unused\n\n\ndef test_all():\n" + \
+        b"    assert [grade(95), grade(85), grade(10), unused(2)] == ['A', 'B', 'C', 4]\n"
+    rows = {r.id: r for r in strength([grades(full, "grades-full"), grades(CHILD_TESTS, "grades-child")], workers=1)}
+    assert rows["grades-full"].line_coverage == 1.0 and rows["grades-full"].branch_coverage == 1.0
+    child = rows["grades-child"]  # only grade(95) runs, in a child whose PYTHONPATH the test replaced
+    assert child.line_coverage is not None and 0.3 < child.line_coverage < 0.8 and child.weak
+    assert child.branch_coverage is not None and child.branch_coverage < 0.5
+    total = summary(list(rows.values()))
+    assert total["low_coverage"] == 1 and 0.6 < total["mean_line_coverage"] < 0.9
+
+
 @pytest.mark.sandbox
 def test_visible_tests_weaker_than_the_hidden_ones_show_in_the_visible_score():
     task = dataclasses.replace(adult_task(STRONG_TESTS, "adult-visible"),
