@@ -6,7 +6,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-SYSTEM_PACKAGES=(bubblewrap util-linux procps python3 python3-venv python3-pytest
+SYSTEM_PACKAGES=(bubblewrap util-linux procps python3 python3-venv python3-pytest python3-coverage
                  git gcc g++ make cmake jq sqlite3 bc zip unzip xxd file patch perl
                  chromium)  # chromium: the report's browser tests (headless, driven by Playwright)
 
