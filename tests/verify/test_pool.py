@@ -102,6 +102,20 @@ class Recording:
         return self.pool.verify_files(task, files, trace=trace, modes=modes, folders=folders)
 
 
+def both_ways(pool, task: Task, commands: list[str]):
+    """(the recording pool, its evidence, the episode sandbox's own) for ``task`` after ``commands``."""
+    from termrl.episode import PoolVerifier, SandboxVerifier
+
+    box, before = finished(task, commands)
+    try:
+        recording = Recording(pool)
+        pooled = PoolVerifier(recording)(task, box, before, None, [])
+        in_place = SandboxVerifier()(task, box, before, None, [])
+    finally:
+        box.close()
+    return recording, pooled, in_place
+
+
 def finished(task: Task, commands: list[str]):
     box = open_sandbox(task)
     before = {p: f.data for p, f in task.workspace.items()}
@@ -111,16 +125,9 @@ def finished(task: Task, commands: list[str]):
 
 
 def test_a_pool_verifier_carries_permission_bits_and_gives_the_sandboxs_evidence(pool):
-    from termrl.episode import PoolVerifier, SandboxVerifier
 
     task = find_task("logs-count-3")  # its tests run ./logcount: the executable bit matters
-    box, before = finished(task, [task.solution])
-    try:
-        recording = Recording(pool)
-        pooled = PoolVerifier(recording)(task, box, before, None, [])
-        in_place = SandboxVerifier()(task, box, before, None, [])
-    finally:
-        box.close()
+    recording, pooled, in_place = both_ways(pool, task, [task.solution])
     assert len(recording.calls) == 1 and recording.calls[0][1]["logcount"] & 0o111
     assert pooled.passed and in_place.passed
 
@@ -160,19 +167,12 @@ def test_empty_folders_and_folder_modes_reach_the_pool_and_give_the_sandboxs_evi
     """A workspace with empty folders (``mkdir -p build``, what real models type) and a folder
     whose bits are not the default is still all files and folders: the pool verifies it, with
     the same outcome as the episode's own sandbox."""
-    from termrl.episode import PoolVerifier, SandboxVerifier
 
     task = task_with(FOLDERS_TEST)
     commands = ["mkdir -p build out/deep private && echo k > private/key.txt && chmod 700 private && chmod 750 out"]
     results = {}
     for made in (commands, ["mkdir -p out/deep private && echo k > private/key.txt"]):
-        box, before = finished(task, made)
-        try:
-            recording = Recording(pool)
-            pooled = PoolVerifier(recording)(task, box, before, None, [])
-            in_place = SandboxVerifier()(task, box, before, None, [])
-        finally:
-            box.close()
+        recording, pooled, in_place = both_ways(pool, task, made)
         assert len(recording.calls) == 1, "verified on the pool"
         assert pooled.passed is in_place.passed
         assert [(t.nodeid, t.outcome) for t in pooled.tests] == [(t.nodeid, t.outcome) for t in in_place.tests]
