@@ -161,7 +161,7 @@ def test_rft_run_measures_before_and_after_on_heldout_and_transfer_sets(tmp_path
     # the last RFT round played the held-out set with the final weights: that is the evaluation after
     assert (out / "rft" / "round-1" / "transfer").is_dir() and not (out / "heldout").exists()
     assert results["heldout"]["episodes"] == results["training"]["rounds"][-1]["heldout_episodes"]
-    assert f"heldout (before): 2/2 episodes" in res.stderr  # progress on stderr
+    assert "heldout (before): 2/2 episodes" in res.stderr  # progress on stderr
     assert "rft round 1: samples: 4/4 episodes" in res.stderr
     assert "evaluation" in results["compute"]["phases"] or "generation" in results["compute"]["phases"]
     round_record = results["training"]["rounds"][0]
