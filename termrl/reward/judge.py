@@ -209,9 +209,14 @@ def make_judge(spec: str, *, model: str | None = None, max_tokens: int = 200,
     options = {"max_tokens": max_tokens, "max_retries": 1} if kind == "openai" else {"max_new_tokens": max_tokens}
     policy = make_policy(spec, model=model, temperature=0, **options)
     probe = Task(id="judge", instruction="")
+    one_at_a_time = threading.Lock() if kind == "hf" else None  # a local model answers one request at a time
 
     def complete(messages: list[dict]) -> str:
-        return policy.generate([Turn(messages=list(messages), task=probe, step=0)])[0].text
+        turn = Turn(messages=list(messages), task=probe, step=0)
+        if one_at_a_time is None:
+            return policy.generate([turn])[0].text
+        with one_at_a_time:
+            return policy.generate([turn])[0].text
 
     return ModelJudge(complete, f"{spec}{'@' + model if model else ''}", cache_dir=cache_dir)
 
