@@ -18,6 +18,16 @@ def pytest_sessionstart(session):
         raise pytest.UsageError(f"termrl's tests need {', '.join(missing)}: run scripts/setup.sh first")
 
 
+@pytest.fixture(autouse=True)
+def no_warm_sandboxes_left():
+    """Sandboxes started ahead (``termrl.sandbox.warm``) by one test are never another test's:
+    tests that count this process's sandboxes see only their own."""
+    yield
+    from termrl.sandbox.warm import close_shared
+
+    close_shared()
+
+
 @pytest.fixture(scope="session", autouse=True)
 def offline_environment_cache(tmp_path_factory):
     """Task environments (``termrl.tasks.pyenv``, ``termrl.tasks.sysenv``) build into a private

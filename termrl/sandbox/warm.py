@@ -16,6 +16,7 @@ has died is closed and never handed out. Only the bwrap backend is kept warm.
 from __future__ import annotations
 
 import atexit
+import contextlib
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
@@ -127,12 +128,33 @@ _SHARED_LOCK = threading.Lock()
 
 
 def shared(size: int) -> WarmSandboxes:
-    """The process's ``WarmSandboxes`` keeping ``size`` of each shape, closed at exit."""
+    """The process's ``WarmSandboxes`` keeping ``size`` of each shape, until ``close_shared`` (a
+    run's end) or the process's exit."""
     with _SHARED_LOCK:
         if size not in _SHARED:
             _SHARED[size] = WarmSandboxes(size)
-            atexit.register(_SHARED[size].close)
         return _SHARED[size]
 
 
-__all__ = ["MAX_SHAPES", "WarmSandboxes", "shared"]
+def close_shared() -> None:
+    """Close every shared ``WarmSandboxes`` (the sandboxes waiting in them); a later ``shared``
+    starts afresh, and an episode still holding a closed one starts its own sandbox."""
+    with _SHARED_LOCK:
+        closing = list(_SHARED.values())
+        _SHARED.clear()
+    for warm in closing:
+        warm.close()
+
+
+atexit.register(close_shared)
+
+
+@contextlib.contextmanager
+def warm_sandboxes_closed():
+    """A run's block: the shared warm sandboxes are closed when it ends, also when it raises."""
+    try:
+        yield
+    finally:
+        close_shared()
+
+__all__ = ["MAX_SHAPES", "WarmSandboxes", "close_shared", "shared", "warm_sandboxes_closed"]

@@ -48,6 +48,7 @@ from termrl.env import EnvConfig, TerminalEnv
 from termrl.episode import PoolVerifier, harness_failure, initial_messages, starts_empty, workspace_listing
 from termrl.eval.metrics import two_proportion_z
 from termrl.protocols import Action, ActionKind, Evidence, Finding, HarnessError, Outcome, Task
+from termrl.sandbox.warm import warm_sandboxes_closed
 
 SYSTEM_PROMPT = ""
 """The quickstart's system prompt: none. A model trained from scratch learns the reply format
@@ -375,7 +376,7 @@ def train_grpo(sft_dir: Path, out_dir: Path, config: QuickstartConfig, seeds: Se
     tokenizer = AutoTokenizer.from_pretrained(sft_dir)
     model = AutoModelForCausalLM.from_pretrained(sft_dir)
     spec = load_spec(config.spec)
-    with VerifierPool(workers=config.verifier_workers, static=False) as pool:
+    with VerifierPool(workers=config.verifier_workers, static=False) as pool, warm_sandboxes_closed():
         evaluator = SingleActionEvaluator(config.family, pool, warm_sandboxes=config.warm_sandboxes)
         funcs = trl_reward_funcs(spec, evaluator, workers=config.verifier_workers)
         trainer = GRPOTrainer(model=model, reward_funcs=funcs, args=args, train_dataset=Dataset.from_list(rows),

@@ -518,7 +518,9 @@ def run_training(cfg: TrainConfig, resume: bool = False) -> dict:
     sets = [(name, suite) for name, suite in (("heldout", cfg.tasks.heldout),
                                               ("transfer", cfg.tasks.transfer)) if suite]
     before, after, stores = {}, {}, {}
-    with accountant, cluster_verifier(cfg) as cluster:
+    from termrl.sandbox.warm import warm_sandboxes_closed
+
+    with accountant, cluster_verifier(cfg) as cluster, warm_sandboxes_closed():
         model_dir = world.from_main(lambda: _model_dir(cfg, out))
         if cfg.eval.before:
             for name, suite in sets:

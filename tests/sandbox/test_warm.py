@@ -11,7 +11,8 @@ import pytest
 from termrl.env import EnvConfig, TerminalEnv
 from termrl.protocols import Limits, Task, TaskFile
 from termrl.sandbox import make_sandbox
-from termrl.sandbox.warm import WarmSandboxes
+from termrl.sandbox.bwrap import RUNTIME_DIR
+from termrl.sandbox.warm import WarmSandboxes, shared, warm_sandboxes_closed
 from termrl.tasks.runtime import open_sandbox
 
 pytestmark = pytest.mark.sandbox
@@ -72,10 +73,14 @@ def test_episodes_on_warm_sandboxes_are_isolated_and_verified_as_usual():
     finally:
         warm.close()
     env = TerminalEnv(EnvConfig(static=False, warm_sandboxes=1), spec="sparse")
-    for _ in range(2):
-        env.reset(TASK)
-        env.step('<tool_call>{"name": "bash", "arguments": {"command": "echo hi > out.txt"}}</tool_call>')
-        env.step('<tool_call>{"name": "submit", "arguments": {}}</tool_call>')
-        assert env.outcome.evidence.passed and env.outcome.total == 1.0
+    with warm_sandboxes_closed():  # as termrl train and the quickstart wrap a run
+        for _ in range(2):
+            env.reset(TASK)
+            env.step('<tool_call>{"name": "bash", "arguments": {"command": "echo hi > out.txt"}}</tool_call>')
+            env.step('<tool_call>{"name": "submit", "arguments": {}}</tool_call>')
+            assert env.outcome.evidence.passed and env.outcome.total == 1.0
+        assert shared(1).hits >= 1
+    mine = [p for p in RUNTIME_DIR.glob("*/owner.pid") if p.read_text().strip() == str(os.getpid())]
+    assert mine == [], "the run's end closed the sandboxes waiting for it"
     with pytest.raises(ValueError, match="warm_sandboxes"):
         EnvConfig(warm_sandboxes=-1)
