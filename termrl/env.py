@@ -54,8 +54,8 @@ from termrl.protocols import (
     TaskFamily,
 )
 from termrl.reward.spec import RewardSpec, load_spec
-from termrl.tasks.families import get_family
 from termrl.sandbox import warm
+from termrl.tasks.families import get_family
 from termrl.tasks.runtime import open_sandbox
 from termrl.verify import workspace
 

@@ -74,6 +74,9 @@ def diff_text(before: Mapping[str, bytes], after: Mapping[str, bytes], limit: in
         a, b = before.get(path), after.get(path)
         if a == b:
             continue
+        if b"\0" in (a or b"")[:8192] or b"\0" in (b or b"")[:8192]:  # as workspace.line_counts
+            parts.append(f"Binary file {path} differs")
+            continue
         old = a.decode(errors="replace").splitlines() if a is not None else []
         new = b.decode(errors="replace").splitlines() if b is not None else []
         parts.extend(difflib.unified_diff(old, new, f"a/{path}" if a is not None else "/dev/null",

@@ -47,7 +47,8 @@ def open_sandbox(task: Task, backend: str = "bwrap", command_timeout: float = 12
         shape = (backend, task.workdir, task.limits, tuple(sorted(task.extra_files)), tuple(sorted(env.items())),
                  tuple(sorted(binds.items())), root, command_timeout)
         box = warm.take(shape, make)
-    box = box or make()
+    if box is None:
+        box = make()
     try:
         box.start()
         if workdir_from is not None:

@@ -112,6 +112,7 @@ def test_the_diff_shows_added_changed_and_deleted_files():
     text = diff_text({"a.py": b"x = 1\n", "gone.py": b"y\n"}, {"a.py": b"x = 2\n", "new.py": b"z\n"})
     assert "+x = 2" in text and "--- a/gone.py" in text and "+++ b/new.py" in text
     assert "cut at 10" in diff_text({}, {"big.py": b"x" * 100}, limit=10)
+    assert diff_text({}, {"blob.bin": b"\0\1\2"}) == "Binary file blob.bin differs"
 
 
 def test_agreement_judges_passing_episodes_only_and_scores_both(endpoint):
