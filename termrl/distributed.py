@@ -128,6 +128,21 @@ def join(**options: Any) -> World:
     return world
 
 
+def leave() -> None:
+    """Leave the process group, once every rank is here: the last step of a run under a launcher.
+
+    A rank that exits with its group still open can abort at exit ("terminate called without an
+    active exception": gloo's threads outlive the interpreter) while rank 0 still writes the
+    results; the launcher then fails the whole run. Nothing to do with one process."""
+    world = current()
+    if world.size <= 1:
+        return
+    import torch.distributed as dist
+
+    world.barrier()
+    dist.destroy_process_group()
+
+
 def processes(model, world, trainer=None) -> dict:
     """What results.json says of the run's processes: ``processes`` (how many), and under a
     launcher ``parameter_digests`` (each rank's SHA-256 of its trainable parameters after training)
@@ -151,4 +166,4 @@ def processes(model, world, trainer=None) -> dict:
             "parameters_agree": None if sharded else len(set(digests)) == 1}
 
 
-__all__ = ["SINGLE", "TIMEOUT", "World", "current", "join", "processes"]
+__all__ = ["SINGLE", "TIMEOUT", "World", "current", "join", "leave", "processes"]

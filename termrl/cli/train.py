@@ -35,9 +35,11 @@ def train_cmd(
     except (ConfigError, ResumeError) as e:
         err.print(f"[red]error:[/] {e}")
         raise typer.Exit(2)
-    from termrl.distributed import current
+    from termrl.distributed import current, leave
 
-    if not current().main:  # under a launcher rank 0 reports for every rank
+    main = current().main
+    leave()  # every rank has finished: close the process group before any exits
+    if not main:  # under a launcher rank 0 reports for every rank
         return
     if as_json:
         typer.echo(json.dumps(results, default=str))
