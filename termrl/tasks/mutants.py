@@ -17,6 +17,15 @@ mutant differs from the original by one small edit and its diff reads like a bug
 Docstrings and f-strings are never mutated. ``mutants(source)`` lists them in source order; every one
 compiles.
 
+C sources (``c_mutants``) get the same operators from a small lexer (no C parser: comments,
+string and character literals and preprocessor lines are skipped; a ``+``, ``-`` or ``*`` is
+binary only after an operand, so ``-1``, ``*p`` and ``int *p`` are left alone): ``compare``,
+``arith`` (``+`` <-> ``-``, ``*`` <-> ``/``, ``%`` -> ``/``, only where ``*`` is surely a product),
+``boolean`` (``&&`` <-> ``||``), ``constant`` (an integer literal n -> n + 1), ``return``
+(``return X;`` -> ``return 0;``) and ``remove`` (an expression statement at the top of a block ->
+``;``). They are not compiled here (no compiler on the host is assumed): one that does not compile
+fails the task's build, and counts as killed. ``mutants_of(path, source)`` picks by file name.
+
 >>> [m.operator for m in mutants("def f(a, b):\\n    return a < b\\n")]
 ['compare', 'return']
 >>> print(mutants("x = 1 + 2\\n")[0].source, end="")
@@ -27,6 +36,7 @@ from __future__ import annotations
 
 import ast
 import difflib
+import re
 from dataclasses import dataclass
 
 COMPARE = {ast.Lt: ast.LtE, ast.LtE: ast.Lt, ast.Gt: ast.GtE, ast.GtE: ast.Gt, ast.Eq: ast.NotEq,
@@ -122,6 +132,90 @@ def mutants(source: str) -> list[Mutant]:
     return found
 
 
+C_KEYWORDS = frozenset(
+    "auto break case char const continue default do double else enum extern float for goto if inline int long "
+    "register restrict return short signed sizeof static struct switch typedef union unsigned void volatile "
+    "while _Bool bool size_t ssize_t uint8_t uint16_t uint32_t uint64_t int8_t int16_t int32_t int64_t "
+    "FILE".split())
+"""Words that are never an operand: keywords and common type names (``int *p`` is no product)."""
+_C_TOKEN = re.compile(r"""
+    (?P<skip>//[^\n]*|/\*.*?\*/|"(?:\\.|[^"\\\n])*"|'(?:\\.|[^'\\\n])*'|^[ \t]*\#(?:\\\n|[^\n])*)
+  | (?P<number>\b(?:0[xX][0-9a-fA-F]+|\d+)(?:[uUlL]*)\b(?![.eE]))
+  | (?P<word>[A-Za-z_]\w*)
+  | (?P<op>->|\+\+|--|<<=|>>=|<<|>>|<=|>=|==|!=|&&|\|\||[-+*/%&|^!=<>]=|[-+*/%<>!=;{}()\[\],.?:&|^~])
+  | (?P<space>\s+)
+""", re.VERBOSE | re.DOTALL | re.MULTILINE)
+C_COMPARE = {"<": "<=", "<=": "<", ">": ">=", ">=": ">", "==": "!=", "!=": "=="}
+C_ARITH = {"+": "-", "-": "+", "*": "/", "/": "*", "%": "/"}
+
+
+def c_mutants(source: str) -> list[Mutant]:
+    """The mutants of a C source (see the module's docstring), in source order.
+
+    >>> [(m.operator, m.source) for m in c_mutants("int f(int a) { return a < 2; }")][:2]
+    [('compare', 'int f(int a) { return a <= 2; }'), ('constant', 'int f(int a) { return a < 3; }')]
+    """
+    tokens = []  # (kind, text, start, end), comments, literals and blanks left out
+    for match in _C_TOKEN.finditer(source):
+        kind = match.lastgroup
+        if kind in ("number", "word", "op"):
+            tokens.append((kind, match.group(), match.start(), match.end()))
+    found: list[Mutant] = []
+
+    def add(operator: str, start: int, end: int, text: str) -> None:
+        found.append(Mutant(operator, source.count("\n", 0, start) + 1, source[:start] + text + source[end:]))
+
+    def operand_before(i: int) -> bool:
+        if i == 0:
+            return False
+        kind, text = tokens[i - 1][0], tokens[i - 1][1]
+        return kind == "number" or text in (")", "]") or (kind == "word" and text not in C_KEYWORDS)
+
+    depth = 0  # parentheses: a statement is only ever removed outside them (not a for loop's parts)
+    for i, (kind, text, start, end) in enumerate(tokens):
+        after = tokens[i + 1] if i + 1 < len(tokens) else None
+        if text == "(":
+            depth += 1
+        elif text == ")":
+            depth = max(0, depth - 1)
+        if kind == "op" and text in C_COMPARE and operand_before(i):
+            add("compare", start, end, C_COMPARE[text])
+        elif kind == "op" and text in ("&&", "||"):
+            add("boolean", start, end, "||" if text == "&&" else "&&")
+        elif kind == "op" and text in C_ARITH and operand_before(i):
+            if text == "*" and not (tokens[i - 1][0] == "number" or tokens[i - 1][1] in (")", "]")
+                                    or (after is not None and after[0] == "number")):
+                continue  # `a * b` or `node * n`: only a product that is surely one
+            add("arith", start, end, C_ARITH[text])
+        elif kind == "number" and not text.lower().startswith("0x"):
+            digits = text.rstrip("uUlL")
+            add("constant", start, start + len(digits), str(int(digits) + 1))
+        elif kind == "word" and text == "return" and after is not None and after[1] != ";":
+            close = next((j for j in range(i + 1, len(tokens)) if tokens[j][1] == ";"), None)
+            if close is not None and not (close == i + 2 and after[1] == "0"):
+                add("return", start, tokens[close][3], "return 0;")
+        elif kind == "word" and depth == 0 and text not in C_KEYWORDS and (i == 0 or tokens[i - 1][1] in ";{}") \
+                and after is not None and after[0] != "word" and after[1] not in (":", "*", ";"):
+            close = next((j for j in range(i + 1, len(tokens)) if tokens[j][1] in (";", "{", "}")), None)
+            if close is not None and tokens[close][1] == ";" and \
+                    any(t[1] in ("=", "(", "++", "--") or t[1].endswith("=") for t in tokens[i + 1:close]):
+                add("remove", start, tokens[close][3], ";")
+    found.sort(key=lambda m: (m.line, m.operator))
+    return found
+
+
+C_SUFFIXES = (".c", ".h")
+
+
+def mutants_of(path: str, source: str) -> list[Mutant]:
+    """The mutants of the file at ``path``: Python's (``mutants``) or C's (``c_mutants``); [] for others."""
+    if path.endswith(".py"):
+        return mutants(source)
+    if path.endswith(C_SUFFIXES):
+        return c_mutants(source)
+    return []
+
+
 def _blocks(node) -> list[list[ast.stmt]]:
     return [getattr(node, name) for name in ("body", "orelse", "finalbody")
             if isinstance(getattr(node, name, None), list) and getattr(node, name)
@@ -140,4 +234,4 @@ def spread(items: list, most: int) -> list:
     return [items[int(i * step)] for i in range(most)]
 
 
-__all__ = ["Mutant", "mutants", "spread"]
+__all__ = ["C_SUFFIXES", "Mutant", "c_mutants", "mutants", "mutants_of", "spread"]

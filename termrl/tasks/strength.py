@@ -1,9 +1,9 @@
 """How strong a task's hidden tests are: the share of small bugs in its reference solution they catch.
 
 ``termrl tasks strength SUITE``. For every task with a reference solution: run it in a fresh
-sandbox, take the Python files it wrote or changed, make mutants of them
+sandbox, take the Python and C files it wrote or changed, make mutants of them
 (``termrl.tasks.mutants``: operator swaps, boundary shifts, constants, removed statements and
-returns), and verify each mutated workspace with the task's hidden tests through the warm
+returns; C's from a small lexer), and verify each mutated workspace with the task's hidden tests through the warm
 verifier pool, exactly as an episode's reward is verified. A mutant the tests fail is killed; one
 they pass survives, and is a concrete wrong solution that would earn the full reward: a
 candidate exploit, listed as a diff.
@@ -23,9 +23,10 @@ python3-coverage), plain pytest without termrl's report plugin (a trusted refere
 isolation, and coverage must see the code run in the test process), child Python processes
 measured too (``COVERAGE_PROCESS_START`` and a .pth file in the run's own user site-packages,
 which a test that clears ``PYTHONPATH`` for its child keeps), over the Python files the reference
-wrote. A task is
-weak when its mutation score or its line coverage is below ``WEAK``. Not measured here: C sources
-(no mutants, no gcov).
+wrote. C files: gcov, every ``gcc``/``cc`` the tests run wrapped to add ``--coverage``, each build's
+``.gcda`` data read back after the tests (a build with ``/usr/bin/gcc`` spelt out, or in a folder
+outside /tmp and the working folder, is not seen). A task is weak when its mutation score or its
+line coverage is below ``WEAK``.
 """
 
 from __future__ import annotations
@@ -39,7 +40,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import PurePosixPath
 
 from termrl.protocols import Evidence, HarnessError, Task, TaskFile
-from termrl.tasks.mutants import mutants, spread
+from termrl.sandbox.bwrap import DEFAULT_PATH
+from termrl.tasks.mutants import C_SUFFIXES, mutants_of, spread
 
 WEAK = 0.8
 """A task whose tests kill fewer than this share of its mutants is weak."""
@@ -54,12 +56,12 @@ class Strength:
     id: str
     category: str
     status: str
-    """measured | no_reference | no_python (the solution writes no Python file) | reference_fails |
+    """measured | no_reference | no_code (the solution writes no Python or C file) | reference_fails |
     unsupported | error (the harness could not run the reference)"""
     mutants: int = 0
     """Mutants verified."""
     candidates: int = 0
-    """Mutants the reference solution's Python files have in all (``mutants`` of them were verified)."""
+    """Mutants the reference solution's code files have in all (``mutants`` of them were verified)."""
     killed: int = 0
     unverified: int = 0
     score: float | None = None
@@ -75,7 +77,7 @@ class Strength:
     hidden tests do: below ``score``, its visible tests are weaker than its hidden ones."""
     visible_killed: int = 0
     line_coverage: float | None = None
-    """Share of the reference's Python statements the hidden tests run (``coverage_of``); None
+    """Share of the reference's statements (Python; C lines with code) the hidden tests run (``coverage_of``); None
     where it could not be measured (``coverage_note`` says why)."""
     branch_coverage: float | None = None
     """Share of its branches (both ways of each ``if``/loop) they take; None without branches."""
@@ -143,15 +145,57 @@ def in_sandbox(task: Task, replace: dict[str, bytes], backend: str = "bwrap") ->
 
 
 COVERAGE_DIR = "/opt/termrl-coverage"
-"""Where the coverage run's configuration and start-up hook are mounted inside the sandbox (its
-data go to the run's own /tmp)."""
+"""Where the coverage run's configuration, start-up hook and compiler wrappers are mounted inside
+the sandbox (its data go to the run's own /tmp)."""
 _TOTALS = "TERMRL_COVERAGE_TOTALS "
+COMPILERS = ("gcc", "cc")
+"""The C compilers the coverage run wraps to add ``--coverage`` (found on ``PATH`` after the wrappers)."""
+_WRAPPER = """#!/bin/sh
+# termrl's coverage run: the real {name}, with gcov's instrumentation
+PATH=$(printf %s "$PATH" | tr ':' '\\n' | grep -vx '{bin}' | paste -sd: -)
+exec {name} --coverage "$@"
+"""
+_GCOV_TOTALS = r'''
+import json, os, subprocess, sys
+wanted = set(sys.argv[1:])
+lines, branches = {}, {}
+for root in ("/tmp", os.getcwd()):
+    for folder, _, names in os.walk(root):
+        for name in names:
+            if not name.endswith(".gcda"):
+                continue
+            out = subprocess.run(["gcov", "-b", "-t", "--json-format", os.path.join(folder, name)],
+                                 capture_output=True, text=True, cwd=folder)
+            try:
+                report = json.loads(out.stdout)
+            except ValueError:
+                continue
+            for f in report.get("files", []):
+                base = os.path.basename(f["file"])
+                if base not in wanted:
+                    continue
+                for line in f.get("lines", []):
+                    key = (base, line["line_number"])
+                    lines[key] = lines.get(key, False) or line["count"] > 0
+                    for i, b in enumerate(line.get("branches", [])):
+                        branches[key + (i,)] = branches.get(key + (i,), False) or b["count"] > 0
+if lines:
+    print("TERMRL_COVERAGE_TOTALS " + json.dumps({
+        "num_statements": len(lines), "covered_lines": sum(lines.values()),
+        "num_branches": len(branches), "covered_branches": sum(branches.values())}))
+'''
+"""Run in the sandbox after the tests: gcov's JSON of every ``.gcda`` the tests' programs left
+(under /tmp and the working folder), the lines and branches of the reference's C files (matched by
+file name: a test that copies ``mywc.c`` to a build folder measures the same source), merged
+over every build of them (a line is covered when any build ran it)."""
 
 
 def coverage_of(task: Task, solved: dict[str, bytes], written: list[str], backend: str = "bwrap") -> dict:
-    """Line and branch coverage of ``written`` (workspace paths of Python files) by the task's
-    hidden tests, the workspace being ``solved``: ``{"lines", "branches", "statements",
-    "branch_count"}``, or ``{"note": why not}``."""
+    """Line and branch coverage of ``written`` (workspace paths of Python and C files) by the
+    task's hidden tests, the workspace being ``solved``: ``{"lines", "branches", "statements",
+    "branch_count"}``, or ``{"note": why not}``. Python through coverage.py in the test process and
+    its children; C through gcov, every ``gcc``/``cc`` the tests run given ``--coverage``
+    (``COMPILERS``): both in one run when the reference wrote both."""
     import shlex
 
     from termrl.tasks import pyenv
@@ -159,44 +203,61 @@ def coverage_of(task: Task, solved: dict[str, bytes], written: list[str], backen
 
     spec = task.test_spec
     workdir = PurePosixPath(task.workdir)
-    include = ",".join(str(workdir / p) for p in written)
-    rc = (f"[run]\nbranch = True\nparallel = True\ndata_file = /tmp/.termrl-coverage/data\n"
-          f"include = {include}\n")
-    files = {".coveragerc": TaskFile(rc.encode())}
+    python = [p for p in written if p.endswith(".py")]
+    c = [p for p in written if p.endswith(C_SUFFIXES)]
+    files: dict[str, TaskFile] = {}
+    before, after = [], []
+    base = pyenv.environment(task)
+    env = {**base, **dict(spec.env), "PYTHONDONTWRITEBYTECODE": "1"}
+    if python:
+        include = ",".join(str(workdir / p) for p in python)
+        files[".coveragerc"] = TaskFile((f"[run]\nbranch = True\nparallel = True\n"
+                                         f"data_file = /tmp/.termrl-coverage/data\ninclude = {include}\n").encode())
+        rcfile = f"--rcfile={COVERAGE_DIR}/.coveragerc"
+        # a .pth file in the user's site-packages starts coverage in every Python process, also in
+        # children whose tests clear PYTHONPATH (a per-run HOME: it dies with the run)
+        before.append("mkdir -p /tmp/.termrl-coverage; "
+                      "site=$(python3 -c 'import site; print(site.getusersitepackages())') && mkdir -p \"$site\" && "
+                      "echo 'import site, sys; sys.path.extend(p for p in site.getsitepackages() if p not in sys.path); "
+                      "import coverage; coverage.process_startup()' > \"$site/termrl-coverage.pth\"; ")
+        after.append(f"python3 -m coverage combine -q {rcfile} >/dev/null 2>&1; "
+                     f"python3 -m coverage json -q {rcfile} -o /tmp/.termrl-coverage/report.json >/dev/null 2>&1 && "
+                     "python3 -c 'import json; print(\"" + _TOTALS + "\" + json.dumps(json.load("
+                     "open(\"/tmp/.termrl-coverage/report.json\"))[\"totals\"]))'; ")
+        env["COVERAGE_PROCESS_START"] = f"{COVERAGE_DIR}/.coveragerc"
+    if c:
+        bin_dir = f"{COVERAGE_DIR}/bin"
+        for name in COMPILERS:
+            files[f"bin/{name}"] = TaskFile.text(_WRAPPER.format(name=name, bin=bin_dir), executable=True)
+        files["gcov_totals.py"] = TaskFile(_GCOV_TOTALS.encode())
+        env["PATH"] = f"{bin_dir}:{env.get('PATH', DEFAULT_PATH)}"
+        after.append(f"python3 {COVERAGE_DIR}/gcov_totals.py {shlex.join(sorted({PurePosixPath(p).name for p in c}))}; ")
+    if not files:
+        return {"note": "the reference wrote no Python or C file"}
     if spec.kind.value == "pytest":
         targets = [f"{spec.tests_dir}/{f}" for f in spec.pytest_files] or [spec.tests_dir]
         tests = ["python3", "-m", "pytest", "-q", "-p", "no:cacheprovider", *targets]
     else:
         tests = ["/bin/bash", f"{spec.tests_dir}/{spec.script}"]
-    rcfile = f"--rcfile={COVERAGE_DIR}/.coveragerc"
-    # a .pth file in the user's site-packages starts coverage in every Python process, also in
-    # children whose tests clear PYTHONPATH (a per-run HOME: it dies with the run)
-    hook = ("site=$(python3 -c 'import site; print(site.getusersitepackages())') && mkdir -p \"$site\" && "
-            "echo 'import site, sys; sys.path.extend(p for p in site.getsitepackages() if p not in sys.path); "
-            "import coverage; coverage.process_startup()' > \"$site/termrl-coverage.pth\"; ")  # user site comes first
-    script = (f"mkdir -p /tmp/.termrl-coverage; {hook}{shlex.join(tests)} >/dev/null 2>&1; "
-              f"python3 -m coverage combine -q {rcfile} >/dev/null 2>&1; "
-              f"python3 -m coverage json -q {rcfile} -o /tmp/.termrl-coverage/report.json >/dev/null 2>&1 && "
-              "python3 -c 'import json; print(\"" + _TOTALS + "\" + json.dumps(json.load("
-              "open(\"/tmp/.termrl-coverage/report.json\"))[\"totals\"]))'")
-    base = pyenv.environment(task)
-    env = {**base, **dict(spec.env), "COVERAGE_PROCESS_START": f"{COVERAGE_DIR}/.coveragerc",
-           "PYTHONDONTWRITEBYTECODE": "1"}
+    script = "".join(before) + f"{shlex.join(tests)} >/dev/null 2>&1; " + "".join(after)
     try:
         with open_sandbox(task, backend) as box:
-            if not box.run(["python3", "-c", "import coverage"], timeout=60).ok:
+            if python and not box.run(["python3", "-c", "import coverage"], timeout=60).ok:
                 return {"note": "the sandbox's python3 has no coverage.py (apt-get install python3-coverage)"}
+            if c and not box.run(["/bin/sh", "-c", "command -v gcov"], timeout=60).ok:
+                return {"note": "the sandbox has no gcov (it comes with gcc)"}
             box.put_files(task.workdir, {p: TaskFile(d) for p, d in solved.items()})
             res = box.run(["/bin/bash", "-c", script], timeout=task.limits.verifier_timeout_sec + 120,
                           cwd=spec.cwd or task.workdir, env=env,
                           mounts={spec.tests_dir: task.tests, COVERAGE_DIR: files})
     except HarnessError as e:
         return {"note": f"coverage could not run: {e}"}
-    line = next((x for x in res.stdout.splitlines() if x.startswith(_TOTALS)), None)
-    if line is None:
-        return {"note": "the hidden tests ran none of the reference's Python code (no coverage data)"}
-    totals = json.loads(line[len(_TOTALS):])
-    statements, branches = totals.get("num_statements", 0), totals.get("num_branches", 0)
+    found = [json.loads(x[len(_TOTALS):]) for x in res.stdout.splitlines() if x.startswith(_TOTALS)]
+    if not found:
+        return {"note": "the hidden tests ran none of the reference's code (no coverage data)"}
+    totals = {k: sum(t.get(k, 0) for t in found)
+              for k in ("num_statements", "covered_lines", "num_branches", "covered_branches")}
+    statements, branches = totals["num_statements"], totals["num_branches"]
     return {"lines": round(totals["covered_lines"] / statements, 4) if statements else None,
             "branches": round(totals["covered_branches"] / branches, 4) if branches else None,
             "statements": statements, "branch_count": branches}
@@ -222,9 +283,10 @@ def measure(task: Task, pool, max_mutants: int = MAX_MUTANTS, backend: str = "bw
 def _mutate(task: Task, pool, max_mutants: int, backend: str, row: Strength) -> None:
     solved = reference_workspace(task, backend)
     initial = {p: f.data for p, f in task.workspace.items()}
-    written = sorted(p for p, data in solved.items() if p.endswith(".py") and initial.get(p) != data)
+    written = sorted(p for p, data in solved.items()
+                     if p.endswith((".py", *C_SUFFIXES)) and initial.get(p) != data)
     if not written:
-        row.status, row.reason = "no_python", "the reference solution writes no Python file"
+        row.status, row.reason = "no_code", "the reference solution writes no Python or C file"
         return
     reference = pool.verify_files(task, solved)
     if not (reference.verified and reference.passed):  # more than files: a git history, links, modes
@@ -239,7 +301,7 @@ def _mutate(task: Task, pool, max_mutants: int, backend: str, row: Strength) -> 
     row.line_coverage, row.branch_coverage = covered.get("lines"), covered.get("branches")
     row.coverage_note = covered.get("note", "")
     texts = {p: solved[p].decode("utf-8", "replace") for p in written}
-    candidates = [(path, m) for path in written for m in mutants(texts[path])]
+    candidates = [(path, m) for path in written for m in mutants_of(path, texts[path])]
     chosen = spread(candidates, max_mutants)
     if row.verified_in == "pool":
         evidence = pool.map([(task, {**solved, path: m.source.encode()}) for path, m in chosen])
@@ -260,7 +322,7 @@ def _mutate(task: Task, pool, max_mutants: int, backend: str, row: Strength) -> 
     row.mutants = row.killed + len(row.survivors)
     row.score = round(row.killed / row.mutants, 4) if row.mutants else None
     if not candidates:
-        row.reason = "its Python files have no mutable code"
+        row.reason = "its code files have no mutable code"
 
 
 def _against_visible(task: Task, pool, solved: dict[str, bytes], chosen: list, row: Strength) -> None:

@@ -10,7 +10,7 @@ import sys
 import pytest
 
 from termrl.protocols import Task, TaskFile, TaskMeta
-from termrl.tasks.mutants import mutants, spread
+from termrl.tasks.mutants import c_mutants, mutants, mutants_of, spread
 from termrl.tasks.strength import WEAK, strength, summary
 
 SOLUTION = '''def is_adult(age):
@@ -53,6 +53,91 @@ def test_each_operator_makes_one_small_edit_and_every_mutant_compiles():
     assert "if x >= k and" in boundary.source
     assert "-    total = 0\n+    pass\n" in next(m for m in found if m.operator == "remove").diff(source, "f.py")
     assert mutants("def broken(:\n") == [] and spread(list(range(5)), 10) == [0, 1, 2, 3, 4]
+
+
+C_SOURCE = """#include <stdio.h>
+/* counts a < b, "quoted" */
+#define LIMIT 10
+static int clamp(int *values, int n) {
+    int total = 0;
+    for (int i = 0; i < n; i++) {
+        if (values[i] > LIMIT && i != 0) total += 1;
+    }
+    printf("%d < %d\\n", total, n * 2);
+    total = total * 3 - -1;
+    int *p = &total;
+    return total;
+}
+"""
+
+
+def test_c_mutants_edit_operators_and_leave_comments_strings_and_unary_signs_alone():
+    found = c_mutants(C_SOURCE)
+    edits = {(m.operator, m.line) for m in found}
+    assert {("constant", 5), ("compare", 6), ("compare", 7), ("boolean", 7), ("arith", 9), ("arith", 10),
+            ("remove", 9), ("remove", 10), ("return", 12)} <= edits
+    for m in found:
+        changed = [i for i, (a, b) in enumerate(zip(C_SOURCE.splitlines(), m.source.splitlines())) if a != b]
+        assert len(changed) == 1 and len(m.source.splitlines()) == len(C_SOURCE.splitlines())
+        assert m.line - 1 == changed[0]
+        assert "/* counts a < b, \"quoted\" */" in m.source and "#define LIMIT 10" in m.source
+        assert '"%d < %d\\n"' in m.source or m.operator == "remove"  # a string literal is never mutated
+    assert not [m for m in found if m.line in (1, 2, 3, 4)]  # include, comment, define, signature
+    line10 = {m.source.splitlines()[9].strip() for m in found if m.line == 10}
+    assert "total = total / 3 - -1;" in line10 and "total = total * 3 + -1;" in line10
+    assert "total = total * 3 - +1;" not in line10  # the unary minus stays
+    assert not [m for m in found if m.line == 11]  # `int *p = &total;` is a declaration, not a product
+    assert "    return 0;" in next(m for m in found if m.operator == "return").source
+    assert "-    for (int i = 0; i < n; i++) {\n+    for (int i = 0; i <= n; i++) {" in next(
+        m for m in found if m.operator == "compare" and m.line == 6).diff(C_SOURCE, "c.c")
+    assert not [m for m in found if m.operator == "remove" and m.line == 6]  # a for loop's parts stay
+    assert mutants_of("x.h", C_SOURCE) == found and mutants_of("x.txt", C_SOURCE) == []
+
+
+COUNT_C = r"""#include <stdio.h>
+
+int main(int argc, char **argv) {
+    int n = 0, c;
+    while ((c = getchar()) != EOF) {
+        if (c == '\n') n += 1;
+    }
+    if (argc > 1) {
+        printf("lines: %d\n", n);
+        return 0;
+    }
+    printf("%d\n", n);
+    return 0;
+}
+"""
+C_TESTS = HEADER + b"""import pathlib
+import subprocess
+
+
+def build(tmp_path):
+    (tmp_path / "count.c").write_bytes((pathlib.Path.cwd() / "count.c").read_bytes())
+    subprocess.run(["gcc", "-O1", "count.c", "-o", "count"], cwd=tmp_path, check=True)
+    return tmp_path / "count"
+
+
+def test_counts_lines(tmp_path):
+    out = subprocess.run([build(tmp_path)], input=b"a\\nb\\n", capture_output=True)
+    assert out.stdout == b"2\\n"
+"""
+
+
+@pytest.mark.sandbox
+def test_a_c_reference_gets_mutants_and_gcov_line_and_branch_coverage():
+    task = Task(id="c-count", instruction="Write count.c: print the number of lines on stdin.",
+                tests={"test_count.py": TaskFile(C_TESTS)},
+                solution=f"cat > count.c <<'EOF'\n{COUNT_C}EOF\n", meta=TaskMeta(category="c"))
+    row, = strength([task], workers=2, max_mutants=40)
+    assert row.status == "measured" and row.candidates == len(c_mutants(COUNT_C)) and row.mutants > 5
+    # the tests never pass an argument: the `argc > 1` branch is never taken, its lines never run
+    assert row.line_coverage is not None and 0.5 < row.line_coverage < 1.0, row.coverage_note
+    assert row.branch_coverage is not None and row.branch_coverage < 1.0
+    assert any(s["line"] in (8, 9, 10) for s in row.survivors)  # a bug in the untested branch survives
+    assert not any(s["operator"] == "compare" and s["line"] == 5 for s in row.survivors)  # `!= EOF` -> `== EOF` dies
+    assert row.weak and 0 < row.score < 1
 
 
 @pytest.mark.sandbox
@@ -121,13 +206,13 @@ def test_visible_tests_weaker_than_the_hidden_ones_show_in_the_visible_score():
 
 
 @pytest.mark.sandbox
-def test_tasks_without_a_python_reference_say_why(tmp_path):
+def test_tasks_without_a_code_reference_say_why(tmp_path):
     shell = Task(id="shell-only", instruction="x", tests={"test_x.py": TaskFile(b"def test_x():\n    pass\n")},
                  solution="echo hi > out.txt\n")
     none = Task(id="no-ref", instruction="x", tests={"test_x.py": TaskFile(b"def test_x():\n    pass\n")})
     failing = adult_task(b"def test_never():\n    assert False\n", "adult-broken")
     rows = {r.id: r for r in strength([shell, none, failing], workers=1)}
-    assert rows["shell-only"].status == "no_python" and rows["no-ref"].status == "no_reference"
+    assert rows["shell-only"].status == "no_code" and rows["no-ref"].status == "no_reference"
     assert rows["adult-broken"].status == "reference_fails" and rows["adult-broken"].score is None
 
 
