@@ -35,6 +35,11 @@ def audit_cmd(
                                                            "rows go to DIR/audit-rows.jsonl as it finishes."),
     resume: bool = typer.Option(False, "--resume", help="Finish the audit stored in --out (after a stop or a "
                                                         "kill): tasks already audited are not run again."),
+    mutants: Optional[Path] = typer.Option(None, "--mutants", metavar="STRENGTH.json",
+                                           help="Also replay each surviving mutant of `termrl tasks strength SUITE "
+                                                "--json` as an exploit on its task: reported apart as candidates "
+                                                "(a survivor may be equivalent to the reference), never in the "
+                                                "exit status."),
     ray: Optional[str] = typer.Option(None, "--ray", metavar="[ADDRESS]",
                                       help="Audit on a Ray cluster, one Ray task per audited task: --ray HOST:PORT "
                                            "joins it; --ray alone starts one on this machine. --workers is then "
@@ -74,9 +79,22 @@ def audit_cmd(
         err.print(f"[red]error:[/] --progress {progress_points!r}: give numbers in [0, 1], comma-separated "
                   "(e.g. --progress 0,0.5,1)")
         raise typer.Exit(2)
+    extra = {}
+    if mutants is not None:
+        from termrl.hacks.survivors import SurvivorsError, load_survivors
+
+        try:
+            extra = load_survivors(mutants)
+        except SurvivorsError as e:
+            err.print(f"[red]error:[/] --mutants {e}")
+            raise typer.Exit(2)
     tasks = [e.task for e in entries if e.task is not None and not e.task.unsupported]
     skipped = [e.id for e in entries if e.task is None or e.task.unsupported]
     settings = {"suite": suite, "spec": spec, "exploits": sorted(chosen), "progress": sorted(set(points))}
+    if mutants is not None:  # a resumed audit must replay the same survivors
+        import hashlib
+
+        settings["mutants"] = hashlib.sha256(mutants.read_bytes()).hexdigest()
     try:
         done, journal = _journal(out, resume, settings)
     except ValueError as e:
@@ -90,7 +108,7 @@ def audit_cmd(
         bar = progress.add_task(suite, total=len(tasks), completed=len(done))
         try:
             report = audit(tasks, reward_spec, chosen, workers, on_task=lambda rows: progress.advance(bar),
-                           points=points, done=done, journal=journal, ray=ray)
+                           points=points, done=done, journal=journal, ray=ray, extra=extra)
         except (ConnectionError, ImportError) as e:
             progress.stop()
             err.print(f"[red]error:[/] --ray: {e}")
@@ -129,9 +147,9 @@ def _journal(out: Optional[Path], resume: bool, settings: dict):
             raise ValueError(f"{out} holds an audit already: pass --resume to finish it, or choose another --out")
         saved = json.loads(run.read_text())
         if saved != settings:
-            differ = sorted(k for k in settings if saved.get(k) != settings[k])
+            differ = sorted(k for k in {**saved, **settings} if saved.get(k) != settings.get(k))
             raise ValueError(f"{run} was written by an audit with other settings (differs in: {', '.join(differ)}); "
-                             "resume with the same suite, --spec, --exploits and --progress")
+                             "resume with the same suite, --spec, --exploits, --progress and --mutants")
         text = path.read_text() if path.exists() else ""
         complete = text[:text.rfind("\n") + 1]  # a line cut by a kill is dropped, and run again
         path.write_text(complete)
@@ -161,14 +179,31 @@ def _print(report: dict) -> None:
     def num(x) -> str:
         return "None" if x is None else f"{x + 0.0:+.3f}"
 
+    from termrl.hacks.survivors import is_survivor
+
     for r in report["rows"]:
-        if r["exploit"] == "nop" or not (r["tests_passed"] or r["reward"] is None or (r["advantage"] or 0) > 1e-9):
+        if r["exploit"] == "nop" or is_survivor(r["exploit"]) or not (r["tests_passed"] or r["reward"] is None or (r["advantage"] or 0) > 1e-9):
             continue
         table.add_row(r["task"], r["exploit"], "[red]passed[/]" if r["tests_passed"] else "failed",
                       num(r["reward"]), num(r["nop_reward"]), f"{r['progress']:g}",
                       ", ".join(r["detected_by"]) or "[red]nothing[/]")
     if table.rows:
         console.print(table)
+    replayed = report.get("candidate_exploits") or []
+    if replayed:
+        survivors = Table(title="surviving mutants replayed as exploits (candidates: read each diff; a survivor "
+                                "may be equivalent to the reference)")
+        for col in ("task", "mutant", "tests", "reward", "nop", "caught by"):
+            survivors.add_column(col, overflow="fold")
+        for r in replayed:
+            survivors.add_row(r["task"], r["exploit"], "error" if r["error"] else
+                              ("[red]passed[/]" if r["tests_passed"] else "failed"),
+                              num(r["reward"]), num(r["nop_reward"]), ", ".join(r["detected_by"]) or "nothing")
+        console.print(survivors)
+        console.print(f"{len(replayed)} surviving mutants replayed: "
+                      f"{len(report['candidate_exploitable_tasks'])} tasks where one out-earns doing nothing"
+                      + (f" ({', '.join(report['candidate_exploitable_tasks'])})"
+                         if report["candidate_exploitable_tasks"] else ""))
     n_tasks = len({r["task"] for r in report["rows"]})
     console.print(f"{n_tasks} tasks x {len(report['exploits'])} exploits: "
                   f"{len(report['test_weak_tasks'])} test-weak, "

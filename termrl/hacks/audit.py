@@ -291,12 +291,16 @@ def audit_by_spec(tasks: Sequence[Task], spec, exploits: dict[str, Callable], wo
                   on_task: Callable[[list[Row]], None] | None = None,
                   points: Sequence[float] = PROGRESS_POINTS,
                   done: Mapping[str, Mapping[str, list[Row]]] | None = None,
-                  journal: Callable[[str, dict[str, list[Row]]], None] | None = None) -> dict[str, list[Row]]:
+                  journal: Callable[[str, dict[str, list[Row]]], None] | None = None,
+                  extra: Mapping[str, Mapping[str, Callable]] | None = None) -> dict[str, list[Row]]:
     """``audit_rows`` for one or several specs at once: every episode runs once and each spec
     scores it (specs change rewards, never what an exploit does or how it verifies).
 
     ``done``: task id -> spec name -> rows of tasks audited before (a resumed audit): they are
-    not run again. ``journal(task_id, rows by spec)`` is called as each task finishes."""
+    not run again. ``journal(task_id, rows by spec)`` is called as each task finishes.
+    ``extra``: task id -> {name: exploit} run on that task only, after ``exploits`` (surviving
+    mutants: ``termrl.hacks.survivors``)."""
+    extra = extra or {}
     points = _points(points)
     names = list(_specs(spec))
     by_task: dict[str, dict[str, list[Row]]] = {tid: {n: list(rows[n]) for n in names}
@@ -319,13 +323,14 @@ def audit_by_spec(tasks: Sequence[Task], spec, exploits: dict[str, Callable], wo
             try:
                 base, nop = future.result()
             except (HarnessError, OSError) as e:
-                rows = [Row(task.id, name, False, None, None, points[0], None, error=str(e)) for name in exploits]
+                rows = [Row(task.id, name, False, None, None, points[0], None, error=str(e))
+                        for name in {**exploits, **extra.get(task.id, {})}]
                 by_task[task.id] = {n: list(rows) for n in names}
                 task_done(task.id, rows)
                 continue
             by_task[task.id] = {n: [_row(task, "nop", nop.under(n), nop.under(n))] for n in names}
             attacks[task.id] = [pool.submit(_attack, task, spec, name, fn, base, nop, points, cache, setups)
-                                for name, fn in exploits.items()]
+                                for name, fn in {**exploits, **extra.get(task.id, {})}.items()]
         pending = dict(attacks)
         while pending:
             # wait on the running episodes only: a finished one would wake this loop at once,
@@ -353,7 +358,8 @@ def default_workers() -> int:
 def audit(tasks: Sequence[Task], spec, exploits: dict[str, Callable] | None = None,
           workers: int | None = None, on_task: Callable[[list[Row]], None] | None = None,
           points: Sequence[float] = PROGRESS_POINTS, done: Mapping[str, Mapping[str, list[Row]]] | None = None,
-          journal: Callable[[str, dict[str, list[Row]]], None] | None = None, ray: str | None = None) -> dict:
+          journal: Callable[[str, dict[str, list[Row]]], None] | None = None, ray: str | None = None,
+          extra: Mapping[str, Mapping[str, Callable]] | None = None) -> dict:
     """Audit ``tasks`` against ``spec``: ``{"rows", "test_weak_tasks", "exploitable_tasks", ...}``
     (see ``audit_rows`` for how the episodes run). ``points``: the training progresses in
     [0, 1] the spec scores each episode at (its schedules move weights over training).
@@ -363,7 +369,8 @@ def audit(tasks: Sequence[Task], spec, exploits: dict[str, Callable] | None = No
     an exploit profit from, as ``"spec: task"``. ``done`` and ``journal``: see ``audit_by_spec``
     (``termrl audit --out DIR --resume``). ``ray``: run on a Ray cluster at this address
     (``termrl.rollout.ray_backend.connect``; ``workers`` is then tasks in flight, default one
-    per cluster CPU)."""
+    per cluster CPU). ``extra``: task id -> {name: exploit} for that task only, reported apart
+    as candidates (``termrl.hacks.survivors``: surviving mutants from ``termrl tasks strength``)."""
     from termrl.hacks.exploits import EXPLOITS
 
     exploits = EXPLOITS if exploits is None else exploits
@@ -371,27 +378,36 @@ def audit(tasks: Sequence[Task], spec, exploits: dict[str, Callable] | None = No
     if ray is not None:
         from termrl.rollout.ray_backend import audit_by_spec_ray
 
-        by_spec = audit_by_spec_ray(tasks, spec, exploits, workers, on_task, points, done, journal, address=ray)
+        by_spec = audit_by_spec_ray(tasks, spec, exploits, workers, on_task, points, done, journal, address=ray,
+                                    extra=extra)
     else:
-        by_spec = audit_by_spec(tasks, spec, exploits, workers or default_workers(), on_task, points, done, journal)
+        by_spec = audit_by_spec(tasks, spec, exploits, workers or default_workers(), on_task, points, done, journal,
+                                extra)
     reports = {n: _report(rows, exploits, points) for n, rows in by_spec.items()}
     if not isinstance(spec, Mapping):
         return next(iter(reports.values()))
     first = next(iter(reports.values()))
     return {"specs": reports, "test_weak_tasks": first["test_weak_tasks"],
             "exploitable_tasks": sorted(f"{n}: {t}" for n, r in reports.items() for t in r["exploitable_tasks"]),
+            "candidate_exploitable_tasks": sorted(f"{n}: {t}" for n, r in reports.items()
+                                                  for t in r["candidate_exploitable_tasks"]),
             "errors": sorted({t for r in reports.values() for t in r["errors"]}), "exploits": list(exploits),
             "progress_points": list(points)}
 
 
 def _report(rows: list[Row], exploits: dict, points: Sequence[float]) -> dict:
-    attacks_rows = [r for r in rows if r.exploit != "nop"]
+    """The report of one spec's rows. The library's exploits decide ``test_weak_tasks`` and
+    ``exploitable_tasks``; replayed surviving mutants are candidates, reported apart."""
+    from termrl.hacks.survivors import candidates, is_survivor
+
+    attacks_rows = [r for r in rows if r.exploit != "nop" and not is_survivor(r.exploit)]
     weak = sorted({r.task for r in attacks_rows if r.tests_passed})
     exploitable = sorted({r.task for r in attacks_rows
                           if r.error is None and (r.reward is None or (r.advantage or 0) > 1e-9)})
-    return {"rows": [asdict(r) for r in rows], "test_weak_tasks": weak, "exploitable_tasks": exploitable,
+    as_dicts = [asdict(r) for r in rows]
+    return {"rows": as_dicts, "test_weak_tasks": weak, "exploitable_tasks": exploitable,
             "errors": sorted({r.task for r in rows if r.error}), "exploits": list(exploits),
-            "progress_points": list(points)}
+            "progress_points": list(points), **candidates(as_dicts)}
 
 
 def _points(points: Sequence[float]) -> tuple[float, ...]:

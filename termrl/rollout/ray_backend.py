@@ -185,24 +185,30 @@ def audit_by_spec_ray(tasks: Sequence[Task], spec, exploits: dict[str, Callable]
                       done: Mapping[str, Mapping[str, list]] | None = None,
                       journal: Callable[[str, dict[str, list]], None] | None = None, *,
                       address: str | None = None, threads: int = 4, num_cpus: float = 1,
-                      max_retries: int = MAX_RETRIES) -> dict[str, list]:
+                      max_retries: int = MAX_RETRIES,
+                      extra: Mapping[str, Mapping[str, Callable]] | None = None) -> dict[str, list]:
     """``termrl.hacks.audit.audit_by_spec`` on a Ray cluster: one Ray task per audited task
     (``threads`` of its episodes at once on its worker), ``workers`` tasks in flight (None: one
     per CPU of the cluster). A task
     whose Ray task failed gets a row per exploit with the error, as a task whose baseline
-    could not run does locally."""
+    could not run does locally. ``extra``: task id -> {name: exploit} for that task only."""
     from termrl.hacks.audit import Row, _points, _specs
 
     ray = connect(address)
     points = _points(points)
     names = list(_specs(spec))
     by_task: dict[str, dict[str, list]] = {tid: {n: list(rows[n]) for n in names} for tid, rows in (done or {}).items()}
+    extra = extra or {}
+
+    def exploits_of(task: Task) -> dict:
+        return {**exploits, **extra.get(task.id, {})}
+
     remote = ray.remote(_audit_one).options(num_cpus=num_cpus, max_retries=max_retries, retry_exceptions=False)
 
     def finished(task: Task, rows_by_spec: dict | None, error: BaseException | None) -> None:
         if error is not None:
             rows = [Row(task.id, name, False, None, None, points[0], None, error=failure_message(error))
-                    for name in exploits]
+                    for name in exploits_of(task)]
             rows_by_spec = {n: list(rows) for n in names}
         by_task[task.id] = rows_by_spec
         if journal:
@@ -211,7 +217,7 @@ def audit_by_spec_ray(tasks: Sequence[Task], spec, exploits: dict[str, Callable]
             on_task(rows_by_spec[names[0]])
 
     _stream(ray, [t for t in tasks if t.id not in by_task],
-            lambda task: remote.remote(task, spec, exploits, threads, points), workers or cluster_cpus(ray), finished)
+            lambda task: remote.remote(task, spec, exploits_of(task), threads, points), workers or cluster_cpus(ray), finished)
     return {n: [r for t in tasks for r in by_task[t.id][n]] for n in names}
 
 
