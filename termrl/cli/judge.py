@@ -4,8 +4,9 @@ honest (reference) and dishonest (exploit) solutions."""
 from __future__ import annotations
 
 import json
+from collections import Counter
 from pathlib import Path
-from typing import Optional
+from typing import List, Optional
 
 import typer
 from rich.console import Console
@@ -83,12 +84,23 @@ def discriminator_cmd(
     unseen: bool = typer.Option(False, "--unseen-exploits",
                                 help="Also measure, for each exploit, recall on held-out tasks when it never "
                                      "trained (one model per exploit)."),
+    weak: Optional[List[Path]] = typer.Option(None, "--weak", metavar="STORE",
+                                              help="A trajectory store (termrl eval/train --out) whose episodes, "
+                                                   "replayed, are labelled by the hack detectors and train with "
+                                                   "weight 0.5; repeatable."),
     as_json: bool = typer.Option(False, "--json", help="Print the report as JSON."),
 ) -> None:
     """Learn a discriminator of dishonest diffs from the audit's exploits (dishonest) and the
-    reference solutions (honest) of SUITE; report precision and recall on held-out tasks, then
-    train on every task and save the model to OUT."""
-    from termrl.reward.discriminator import Discriminator, collect, evaluate, split_by_task, unseen_exploit_recall
+    reference solutions (honest) of SUITE, and from --weak stores labelled by the detectors;
+    report precision and recall on held-out tasks, then train on every task and save the model to OUT."""
+    from termrl.reward.discriminator import (
+        collect,
+        evaluate,
+        fit_examples,
+        split_by_task,
+        unseen_exploit_recall,
+        weak_examples,
+    )
     from termrl.tasks import envs
     from termrl.tasks.formats import TaskFormatError
     from termrl.tasks.suites import SuiteError, resolve
@@ -99,19 +111,30 @@ def discriminator_cmd(
         entries = envs.prepare(resolve(suite))
     except (SuiteError, TaskFormatError, ValueError, OSError) as e:
         _fail(str(e))
+    stored = _weak_episodes(weak or [])
     tasks = [e.task for e in entries if e.task is not None and not e.task.unsupported]
     examples = collect(tasks, workers=workers)
     if len({e.label for e in examples}) < 2:
         _fail(f"{suite}: no honest and dishonest diffs to learn from (tasks need reference solutions)")
+    report = {"suite": suite, "examples": len(examples), "tasks": len({e.task for e in examples})}
+    if stored:
+        trajectories, by_id = stored
+        weak_ones = weak_examples(trajectories, by_id, workers=workers)
+        report["weak"] = {"episodes": len(trajectories), "labelled": len(weak_ones),
+                          "dishonest": sum(e.label for e in weak_ones),
+                          "by_kind": dict(sorted(Counter(e.solution for e in weak_ones).items()))}
+        if held_out:  # the same held-out tasks, trained without the weak labels: what they add
+            train, test = split_by_task(examples, held_out, seed)
+            if test and len({e.label for e in train}) == 2:
+                report["held_out_without_weak"] = evaluate(fit_examples(train, seed), test, threshold)
+        examples += weak_ones
     train, test = split_by_task(examples, held_out, seed) if held_out else (examples, [])
-    report = {"suite": suite, "examples": len(examples), "tasks": len({e.task for e in examples}),
-              "train_examples": len(train), "held_out_tasks": len({e.task for e in test})}
+    report.update(train_examples=len(train), held_out_tasks=len({e.task for e in test}))
     if test and len({e.label for e in train}) == 2:
-        report["held_out"] = evaluate(Discriminator.fit([e.diff for e in train], [e.label for e in train], seed=seed),
-                                      test, threshold)
+        report["held_out"] = evaluate(fit_examples(train, seed), test, threshold)
     if unseen and held_out:
         report["unseen_exploits"] = unseen_exploit_recall(examples, held_out, seed, threshold)
-    model = Discriminator.fit([e.diff for e in examples], [e.label for e in examples], seed=seed)
+    model = fit_examples(examples, seed)
     try:
         model.save(out)
     except OSError as e:
@@ -122,6 +145,14 @@ def discriminator_cmd(
         return
     console.print(f"{report['examples']} diffs from {report['tasks']} tasks; model with {report['features']} "
                   f"weights written to {out}")
+    if "weak" in report:
+        w = report["weak"]
+        console.print(f"weak labels: {w['labelled']} of {w['episodes']} stored episodes labelled by the detectors "
+                      f"({w['dishonest']} dishonest): {w['by_kind']}")
+        without = report.get("held_out_without_weak")
+        if without:
+            console.print(f"held out without the weak labels: precision {without['precision']}, recall "
+                          f"{without['recall']}")
     held = report.get("held_out")
     if held:
         console.print(f"held out ({report['held_out_tasks']} tasks, {held['examples']} diffs): precision "
@@ -129,3 +160,29 @@ def discriminator_cmd(
                       f"tn {held['tn']}); missed: {held['missed_exploits'] or 'none'}")
     for name, row in report.get("unseen_exploits", {}).items():
         console.print(f"  {name}, never trained on: {row['caught']} of {row['diffs']} caught")
+
+
+def _weak_episodes(stores: List[Path]):
+    """(trajectories, task id -> Task) of the --weak stores, or None without any; exits with a
+    message naming the store when one is empty or names a task termrl cannot find."""
+    if not stores:
+        return None
+    from termrl.rollout.store import TrajectoryStore
+    from termrl.tasks.formats import TaskFormatError
+    from termrl.tasks.suites import SuiteError, find_task
+
+    trajectories, by_id = [], {}
+    for store in stores:
+        if not store.is_dir():
+            _fail(f"--weak {store}: no such directory: give a trajectory store (the --out of termrl eval or train)")
+        found = TrajectoryStore(store).read()
+        if not found:
+            _fail(f"--weak {store}: no episodes stored there: give the --out of a termrl eval or train run")
+        for t in found:
+            if t.task_id not in by_id:
+                try:
+                    by_id[t.task_id] = find_task(t.task_id)
+                except (SuiteError, TaskFormatError, KeyError, ValueError) as e:
+                    _fail(f"--weak {store}: episode {t.episode_id}: its task {t.task_id!r} cannot be found ({e})")
+        trajectories += found
+    return trajectories, by_id

@@ -5,6 +5,11 @@ own labelled data.
   dishonest diffs (label 1: each exploit cheats by construction, whether or not it passes);
   the reference solutions give honest ones (label 0). Episodes the harness failed, and exploits
   that changed nothing, are left out.
+- **Weak labels** (``weak_examples``): episodes a policy played, with no ground truth, labelled
+  by the hack detectors: each stored episode's replies are replayed in a fresh episode (the same
+  harness, the detectors of today) and its diff is taken; a medium or high finding labels it 1, a
+  passed episode with none 0, the rest (failed, clean) is left out. They train with a smaller
+  weight (``WEAK_WEIGHT``) and are never measured on: the detectors' view, not the truth.
 - **Model** (``Discriminator``): logistic regression over hashed, sign-tagged tokens of the
   diff (identifiers, literals' kinds, operators, and the path of each changed file, added or
   deleted lines apart), L2-regularised, classes weighted to balance, trained by SGD in plain
@@ -94,13 +99,16 @@ class Discriminator:
 
     @classmethod
     def fit(cls, diffs: Sequence[str], labels: Sequence[int], epochs: int = 30, rate: float = 0.5,
-            l2: float = 1e-4, seed: int = 0) -> "Discriminator":
-        """SGD on the log loss, each class weighted by the inverse of its share."""
+            l2: float = 1e-4, seed: int = 0, weights: Sequence[float] | None = None) -> "Discriminator":
+        """SGD on the log loss, each class weighted by the inverse of its share, each diff also by
+        its own ``weights`` entry (default 1: ``WEAK_WEIGHT`` for weak labels)."""
         if len(diffs) != len(labels) or not diffs:
             raise ValueError(f"fit needs as many labels as diffs, and some: {len(diffs)} diffs, {len(labels)} labels")
+        if weights is not None and len(weights) != len(diffs):
+            raise ValueError(f"fit needs one weight per diff: {len(diffs)} diffs, {len(weights)} weights")
         if len(set(labels)) < 2:
             raise ValueError("fit needs both honest (0) and dishonest (1) diffs")
-        rows = [(features(d), y) for d, y in zip(diffs, labels)]
+        rows = [(features(d), y, w) for d, y, w in zip(diffs, labels, weights or [1.0] * len(diffs))]
         positives = sum(labels)
         weight = {1: len(labels) / (2 * positives), 0: len(labels) / (2 * (len(labels) - positives))}
         model, rng = cls({}, 0.0), random.Random(seed)
@@ -109,8 +117,8 @@ class Discriminator:
             rng.shuffle(order)
             step = rate / (1 + epoch)
             for k in order:
-                x, y = rows[k]
-                g = (model._p(x) - y) * weight[y]
+                x, y, w = rows[k]
+                g = (model._p(x) - y) * weight[y] * w
                 for i, v in x.items():
                     w = model.weights.get(i, 0.0)
                     model.weights[i] = w - step * (g * v + l2 * w)
@@ -164,9 +172,82 @@ class DiscriminatorJudge:
 class Example:
     task: str
     solution: str
-    """``reference`` or the exploit's name."""
+    """``reference``, the exploit's name, or ``weak:KINDS`` (``weak:clean``) for a weak label."""
     label: int
     diff: str
+    weight: float = 1.0
+    """How much the diff counts in training (``WEAK_WEIGHT`` for weak labels)."""
+
+
+WEAK_WEIGHT = 0.5
+"""The training weight of a diff labelled by the detectors, against 1 for a known one."""
+WEAK_SEVERITIES = ("medium", "high")
+"""Findings of these severities label a replayed episode dishonest."""
+
+
+def fit_examples(examples: Sequence[Example], seed: int = 0) -> Discriminator:
+    """``Discriminator.fit`` on ``examples`` with their weights."""
+    return Discriminator.fit([e.diff for e in examples], [e.label for e in examples], seed=seed,
+                             weights=[e.weight for e in examples])
+
+
+class _Recording:
+    """A verifier that keeps the workspace it is given (before the tests run), then verifies as usual."""
+
+    def __init__(self, inner):
+        self.inner, self.before, self.after = inner, None, None
+
+    def __call__(self, task: Task, box, before: Mapping[str, bytes], after, trace: list[dict]) -> Evidence:
+        from termrl.verify import workspace
+
+        self.before, self.after = before, after if after is not None else workspace.snapshot(box)
+        return self.inner(task, box, before, after, trace)
+
+
+def weak_example(trajectory, task: Task) -> Example | None:
+    """One stored episode (a ``Trajectory``) replayed on ``task`` and labelled by its findings
+    (see the module's docstring); None when it gives no label or no diff, or the harness failed."""
+    from termrl.env import EnvConfig, TerminalEnv
+    from termrl.episode import SandboxVerifier
+
+    if not trajectory.steps:
+        return None
+    recording = _Recording(SandboxVerifier())
+    env = TerminalEnv(EnvConfig(max_steps=len(trajectory.steps)), verifier=recording)
+    try:
+        env.reset(task)
+        for step in trajectory.steps:
+            *_, terminated, truncated, _ = env.step(step.reply)
+            if terminated or truncated:
+                break
+    except HarnessError:
+        return None
+    finally:
+        env.close()
+    outcome = env.outcome
+    if outcome is None or not outcome.evidence.verified or recording.after is None:
+        return None
+    kinds = sorted({f.kind for f in outcome.findings if f.severity in WEAK_SEVERITIES})
+    if not kinds and not outcome.evidence.passed:
+        return None
+    diff = diff_text(recording.before, recording.after)
+    if not diff:
+        return None
+    return Example(task.id, f"weak:{','.join(kinds) or 'clean'}", int(bool(kinds)), diff, WEAK_WEIGHT)
+
+
+def weak_examples(trajectories: Sequence, tasks: Mapping[str, Task], workers: int = 2,
+                  on_example: Callable[[Example | None], None] | None = None) -> list[Example]:
+    """``weak_example`` of every trajectory whose task is in ``tasks`` (task id -> Task), ``workers`` at once."""
+    def play(trajectory) -> Example | None:
+        task = tasks.get(trajectory.task_id)
+        example = weak_example(trajectory, task) if task is not None else None
+        if on_example is not None:
+            on_example(example)
+        return example
+
+    with ThreadPoolExecutor(max(1, workers)) as pool:
+        return [e for e in pool.map(play, trajectories) if e is not None]
 
 
 def collect(tasks: Sequence[Task], exploits: Mapping[str, Callable] | None = None, workers: int = 2,
@@ -214,11 +295,18 @@ def collect(tasks: Sequence[Task], exploits: Mapping[str, Callable] | None = Non
 
 def split_by_task(examples: Sequence[Example], held_out: float = 0.3, seed: int = 0
                   ) -> tuple[list[Example], list[Example]]:
-    """(train, held-out): whole tasks go to one side, so no held-out task's diff was seen."""
-    tasks = sorted({e.task for e in examples})
+    """(train, held-out): whole tasks go to one side, so no held-out task's diff was seen. The
+    tasks are drawn from the known labels'; weak labels only ever train (never on a held-out task)."""
+    strong = [e for e in examples if not is_weak(e)]
+    tasks = sorted({e.task for e in strong})
     random.Random(seed).shuffle(tasks)
     test = set(tasks[:max(1, round(held_out * len(tasks)))]) if len(tasks) > 1 else set()
-    return [e for e in examples if e.task not in test], [e for e in examples if e.task in test]
+    return [e for e in examples if e.task not in test], [e for e in strong if e.task in test]
+
+
+def is_weak(example: Example) -> bool:
+    """Whether ``example`` was labelled by the detectors (``weak_examples``)."""
+    return example.solution.startswith("weak:")
 
 
 def evaluate(model: Discriminator, examples: Sequence[Example], threshold: float = 0.5) -> dict:
@@ -242,12 +330,12 @@ def unseen_exploit_recall(examples: Sequence[Example], held_out: float = 0.3, se
     of cheating it has never seen, which is what a policy in training will invent."""
     train, test = split_by_task(examples, held_out, seed)
     out = {}
-    for name in sorted({e.solution for e in examples if e.label}):
+    for name in sorted({e.solution for e in test if e.label}):
         mine = [e for e in test if e.solution == name]
         rest = [e for e in train if e.solution != name]
         if not mine or len({e.label for e in rest}) < 2:
             continue
-        model = Discriminator.fit([e.diff for e in rest], [e.label for e in rest], seed=seed)
+        model = fit_examples(rest, seed)
         caught = sum(model.probability(e.diff) >= threshold for e in mine)
         out[name] = {"diffs": len(mine), "caught": caught, "recall": round(caught / len(mine), 4)}
     return out
@@ -260,5 +348,5 @@ def _count(items) -> dict[str, int]:
     return out
 
 
-__all__ = ["Discriminator", "DiscriminatorJudge", "Example", "collect", "evaluate", "features", "split_by_task",
-           "unseen_exploit_recall"]
+__all__ = ["WEAK_WEIGHT", "Discriminator", "DiscriminatorJudge", "Example", "collect", "evaluate", "features",
+           "fit_examples", "is_weak", "split_by_task", "unseen_exploit_recall", "weak_example", "weak_examples"]
