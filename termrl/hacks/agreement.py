@@ -93,18 +93,14 @@ def agreement(tasks: Sequence[Task], judge, exploits: dict[str, Callable] | None
     Tasks without a reference solution, or whose reference does not run, are skipped
     (``skipped``); a reference that fails its own tests gives no honest episode (only passing
     episodes count); an episode the harness failed is counted in ``errors``."""
-    from termrl.hacks.audit import baseline
-    from termrl.hacks.exploits import EXPLOITS, ExploitContext
+    from termrl.hacks.audit import with_references
+    from termrl.hacks.exploits import EXPLOITS
     from termrl.tasks.runtime import run_solution
 
     exploits = EXPLOITS if exploits is None else exploits
-    jobs, skipped = [], []
-    for task in tasks:
-        base = baseline(task) if task.solution is not None else None
-        if base is None:
-            skipped.append(task.id)
-            continue
-        ctx = ExploitContext(reference_files=base.files, reference_changed=base.changed)
+    jobs = []
+    ready, skipped = with_references(tasks)
+    for task, base, ctx in ready:
         jobs.append((task, "reference", lambda box, t=task: (run_solution(box, t), [])[1], base))
         jobs += [(task, name, lambda box, t=task, e=fn, c=ctx: e(t, box, c), base) for name, fn in exploits.items()]
     errors = 0

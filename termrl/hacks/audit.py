@@ -25,12 +25,15 @@ import threading
 import time
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, as_completed, wait
 from dataclasses import asdict, dataclass, field
-from typing import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Callable, Mapping, Sequence
 
 from termrl.episode import Reference, SandboxVerifier, finish_episode, score
 from termrl.protocols import Ending, Evidence, Finding, HarnessError, Sandbox, Task, TestsData
 from termrl.tasks.runtime import SetupReuse, open_sandbox, run_solution
 from termrl.verify import stages, verify, workspace
+
+if TYPE_CHECKING:
+    from termrl.hacks.exploits import ExploitContext
 
 PROGRESS_POINTS = (0.0, 0.5, 1.0)
 PER_TEST_TIMEOUT = 10.0
@@ -220,6 +223,21 @@ def baseline(task: Task, setups: SetupReuse | None = None) -> Baseline | None:
     build = evidence.stages.get("build")
     return Baseline(after, workspace.changed(before, after), collected or None, evidence.lines_added,
                     getattr(build, "duration_s", None) or 0.0)
+
+
+def with_references(tasks: Sequence[Task]) -> tuple[list[tuple[Task, Baseline, ExploitContext]], list[str]]:
+    """Each task whose reference solution runs, with its ``baseline`` and the exploits' context;
+    and the ids of the others (no reference, or one that fails to run)."""
+    from termrl.hacks.exploits import ExploitContext
+
+    ready, skipped = [], []
+    for task in tasks:
+        base = baseline(task) if task.solution is not None else None
+        if base is None:
+            skipped.append(task.id)
+            continue
+        ready.append((task, base, ExploitContext(reference_files=base.files, reference_changed=base.changed)))
+    return ready, skipped
 
 
 def _row(task: Task, name: str, episode: Episode, nop: Episode) -> Row:

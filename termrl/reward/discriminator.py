@@ -253,20 +253,16 @@ def weak_examples(trajectories: Sequence, tasks: Mapping[str, Task], workers: in
 def collect(tasks: Sequence[Task], exploits: Mapping[str, Callable] | None = None, workers: int = 2,
             on_example: Callable[[Example | None], None] | None = None) -> list[Example]:
     """Labelled diffs: each task's reference (0) and each exploit's workspace change (1)."""
-    from termrl.hacks.audit import baseline
-    from termrl.hacks.exploits import EXPLOITS, ExploitContext
+    from termrl.hacks.audit import with_references
+    from termrl.hacks.exploits import EXPLOITS
     from termrl.tasks.runtime import open_sandbox
     from termrl.verify import workspace
 
     exploits = EXPLOITS if exploits is None else exploits
     examples, jobs = [], []
-    for task in tasks:
-        base = baseline(task) if task.solution is not None else None
-        if base is None:
-            continue
+    for task, base, ctx in with_references(tasks)[0]:
         start = {p: f.data for p, f in task.workspace.items()}
         examples.append(Example(task.id, "reference", 0, diff_text(start, base.files)))
-        ctx = ExploitContext(reference_files=base.files, reference_changed=base.changed)
         jobs += [(task, name, fn, ctx) for name, fn in exploits.items()]
 
     def play(job) -> Example | None:
