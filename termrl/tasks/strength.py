@@ -37,7 +37,7 @@ import time
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
-from pathlib import PurePosixPath
+from pathlib import Path, PurePosixPath
 
 from termrl.protocols import Evidence, HarnessError, Task, TaskFile
 from termrl.sandbox.bwrap import DEFAULT_PATH
@@ -301,7 +301,8 @@ def _mutate(task: Task, pool, max_mutants: int, backend: str, row: Strength) -> 
     row.line_coverage, row.branch_coverage = covered.get("lines"), covered.get("branches")
     row.coverage_note = covered.get("note", "")
     texts = {p: solved[p].decode("utf-8", "replace") for p in written}
-    candidates = [(path, m) for path in written for m in mutants_of(path, texts[path])]
+    candidates = [(path, m) for path in written for m in _compiling(path, texts[path], mutants_of(path, texts[path]),
+                                                                   solved)]
     chosen = spread(candidates, max_mutants)
     if row.verified_in == "pool":
         evidence = pool.map([(task, {**solved, path: m.source.encode()}) for path, m in chosen])
@@ -323,6 +324,42 @@ def _mutate(task: Task, pool, max_mutants: int, backend: str, row: Strength) -> 
     row.score = round(row.killed / row.mutants, 4) if row.mutants else None
     if not candidates:
         row.reason = "its code files have no mutable code"
+
+
+def _compiling(path: str, text: str, found: list, solved: dict[str, bytes]) -> list:
+    """``found`` less the C mutants that do not compile (``cc -fsyntax-only``, the solved
+    workspace's folders on the include path): the lexer cannot tell ``return t;`` of a struct or
+    ``s - start`` of two pointers from a number's, and a mutant that fails the build would count as
+    killed. Python's mutants are compiled already; without a C compiler here, or when the original
+    does not compile alone (a header made by the build), all are kept."""
+    import shutil
+    import subprocess
+    import tempfile
+
+    compiler = shutil.which("cc") or shutil.which("gcc")
+    if not path.endswith(C_SUFFIXES) or not found or compiler is None:
+        return found
+    with tempfile.TemporaryDirectory(prefix="termrl-mutants-") as root:
+        for name, data in solved.items():
+            target = PurePosixPath(root) / name
+            if ".." in PurePosixPath(name).parts:
+                continue
+            Path(target).parent.mkdir(parents=True, exist_ok=True)
+            Path(target).write_bytes(data)
+        folders = sorted({str((PurePosixPath(root) / name).parent) for name in solved})
+        command = [compiler, "-fsyntax-only", "-w", *(f"-I{f}" for f in folders), "-x",
+                   "c-header" if path.endswith(".h") else "c", "-"]
+
+        def compiles(source: str) -> bool:
+            try:
+                return subprocess.run(command, input=source.encode(), capture_output=True, timeout=30,
+                                      cwd=str(PurePosixPath(root) / PurePosixPath(path).parent)).returncode == 0
+            except (OSError, subprocess.TimeoutExpired):
+                return True  # no verdict: keep it
+
+        if not compiles(text):
+            return found
+        return [m for m in found if compiles(m.source)]
 
 
 def _against_visible(task: Task, pool, solved: dict[str, bytes], chosen: list, row: Strength) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import shutil
 import subprocess
 import sys
 
@@ -92,6 +93,29 @@ def test_c_mutants_edit_operators_and_leave_comments_strings_and_unary_signs_alo
         m for m in found if m.operator == "compare" and m.line == 6).diff(C_SOURCE, "c.c")
     assert not [m for m in found if m.operator == "remove" and m.line == 6]  # a for loop's parts stay
     assert mutants_of("x.h", C_SOURCE) == found and mutants_of("x.txt", C_SOURCE) == []
+
+
+STRUCT_C = """#include "point.h"
+struct point shift(struct point p, long *a, long *b) {
+    p.x = p.x + (long)(b - a);
+    return p;
+}
+"""
+
+
+@pytest.mark.skipif(not shutil.which("cc"), reason="needs a C compiler on the host")
+def test_c_mutants_that_do_not_compile_are_left_out():
+    from termrl.tasks.strength import _compiling
+
+    found = c_mutants(STRUCT_C)
+    solved = {"src/shift.c": STRUCT_C.encode(), "src/point.h": b"struct point { long x; };\n"}
+    kept = _compiling("src/shift.c", STRUCT_C, found, solved)
+    dropped = [m for m in found if m not in kept]
+    # `return p;` of a struct as `return 0;`, and `b - a` of two pointers as `b + a`: not C
+    assert {(m.operator, m.line) for m in dropped} == {("return", 4), ("arith", 3)}
+    assert kept and all(m.operator != "return" for m in kept)
+    assert _compiling("src/shift.c", STRUCT_C, found, {"src/shift.c": STRUCT_C.encode()}) == found  # no header
+    assert _compiling("a.py", "x = 1\n", ["m"], {}) == ["m"]
 
 
 COUNT_C = r"""#include <stdio.h>
