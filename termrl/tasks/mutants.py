@@ -23,8 +23,9 @@ binary only after an operand, so ``-1``, ``*p`` and ``int *p`` are left alone): 
 ``arith`` (``+`` <-> ``-``, ``*`` <-> ``/``, ``%`` -> ``/``, only where ``*`` is surely a product),
 ``boolean`` (``&&`` <-> ``||``), ``constant`` (an integer literal n -> n + 1), ``return``
 (``return X;`` -> ``return 0;``) and ``remove`` (an expression statement at the top of a block ->
-``;``). They are not compiled here (no compiler on the host is assumed): one that does not compile
-fails the task's build, and counts as killed. ``mutants_of(path, source)`` picks by file name.
+``;``). The lexer sees no types, so a few are not C (``return 0;`` for a struct, the sum of two
+pointers): ``termrl.tasks.strength`` drops those with the host's C compiler before verifying any.
+``mutants_of(path, source)`` picks by file name.
 
 >>> [m.operator for m in mutants("def f(a, b):\\n    return a < b\\n")]
 ['compare', 'return']
