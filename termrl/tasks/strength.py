@@ -45,6 +45,8 @@ from termrl.tasks.mutants import C_SUFFIXES, mutants_of, spread
 
 WEAK = 0.8
 """A task whose tests kill fewer than this share of its mutants is weak."""
+GENERATED = frozenset({"CMakeFiles", ".git", "__pycache__"})
+"""Folders of files a build writes (CMake's compiler probes), never the solution's code: not mutated."""
 MAX_MUTANTS = 30
 """Mutants verified per task (spread over all of its reference solution's mutants)."""
 
@@ -284,7 +286,8 @@ def _mutate(task: Task, pool, max_mutants: int, backend: str, row: Strength) -> 
     solved = reference_workspace(task, backend)
     initial = {p: f.data for p, f in task.workspace.items()}
     written = sorted(p for p, data in solved.items()
-                     if p.endswith((".py", *C_SUFFIXES)) and initial.get(p) != data)
+                     if p.endswith((".py", *C_SUFFIXES)) and initial.get(p) != data
+                     and not GENERATED.intersection(PurePosixPath(p).parts))
     if not written:
         row.status, row.reason = "no_code", "the reference solution writes no Python or C file"
         return

@@ -93,6 +93,12 @@ def test_c_mutants_edit_operators_and_leave_comments_strings_and_unary_signs_alo
         m for m in found if m.operator == "compare" and m.line == 6).diff(C_SOURCE, "c.c")
     assert not [m for m in found if m.operator == "remove" and m.line == 6]  # a for loop's parts stay
     assert mutants_of("x.h", C_SOURCE) == found and mutants_of("x.txt", C_SOURCE) == []
+    # a preprocessor line is skipped also when indented, or after an indented line
+    def edits(source):
+        return [(m.operator, m.line) for m in c_mutants(source)]
+
+    assert edits("int f(int a) {\n  # define X (a/1000)\n  #if A > 2\n  return a / 3;\n}\n") == \
+        edits("int f(int a) {\n\n\n  return a / 3;\n}\n") == [("arith", 4), ("constant", 4), ("return", 4)]
 
 
 STRUCT_C = """#include "point.h"
