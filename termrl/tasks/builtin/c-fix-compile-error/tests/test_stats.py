@@ -94,3 +94,51 @@ def test_empty_and_only_junk(binary):
 @pytest.mark.boundary
 def test_single_value(binary):
     check(run(binary, "-3.75"), expected([-3.75], 0))
+
+
+@pytest.fixture(scope="module")
+def pattern_binary(tmp_path_factory):
+    """The same sources built so that every uninitialised local holds a non-zero pattern
+    (GCC >= 12): a program that forgets to initialise its state no longer passes by luck
+    of zeroed stack pages."""
+    d = tmp_path_factory.mktemp("pattern")
+    copy_ws(d)
+    # -Werror is already enforced by the other builds
+    flags = [f for f in FLAGS if f != "-Werror"] + ["-ftrivial-auto-var-init=pattern"]
+    probe = d / "probe.c"
+    probe.write_text("int main(void){return 0;}\n")
+    if subprocess.run(["gcc", *flags, str(probe), "-o", str(d / "probe")],
+                      capture_output=True, timeout=60).returncode != 0:
+        pytest.skip("gcc without -ftrivial-auto-var-init")
+    r = subprocess.run(["gcc", *flags, "-o", "stats", *SOURCES, "-lm"], cwd=d,
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    return d / "stats"
+
+
+@pytest.mark.core
+def test_state_is_initialised(pattern_binary):
+    assert run(pattern_binary, "") == ["count 0", "skipped 0"]
+    assert run(pattern_binary, "a b\n") == ["count 0", "skipped 2"]
+    check(run(pattern_binary, "2 4 4 4 5 5 7 9 x\n"), expected([2.0, 4, 4, 4, 5, 5, 7, 9], 1))
+    check(run(pattern_binary, "-3.75"), expected([-3.75], 0))
+    rng = random.Random(5150)
+    nums = [round(rng.uniform(-1e3, 1e3), 3) for _ in range(50)]
+    check(run(pattern_binary, " ".join(f"{x:.3f}" for x in nums)), expected(nums, 0))
+
+
+@pytest.mark.boundary
+def test_small_variance(binary):
+    for nums in ([1.0, 1.2], [10.0, 10.1, 10.2, 10.3], [5.0, 5.0, 5.0, 5.5], [-0.25, -0.3]):
+        out = run(binary, " ".join(map(str, nums)) + "\n")
+        check(out, expected(nums, 0))
+        assert out[4] != "stddev 0.0000", out
+
+
+@pytest.mark.boundary
+def test_equal_values_have_zero_stddev(binary):
+    # sum(x*x)/n - mean*mean rounds to a tiny negative number for these inputs
+    for x, n in ((0.1, 3), (0.7, 7), (3.3, 7), (0.001, 10)):
+        out = run(binary, " ".join([str(x)] * n) + "\n")
+        check(out, expected([x] * n, 0))
+        assert out[4] == "stddev 0.0000", out

@@ -1,3 +1,4 @@
+import os
 import random
 import re
 import shutil
@@ -137,3 +138,72 @@ def test_verbose_flag_keeps_stdout(made):
     verbose = run(made / "rpncalc", text, "-v")
     assert plain.stdout == verbose.stdout == "14\nerror\n"
     assert verbose.stderr.strip() != "" and plain.stderr == ""
+
+
+def checked_build(tmp_path_factory, name, flags):
+    """Build the sources with extra FLAGS, or None when this gcc does not support them."""
+    d = tmp_path_factory.mktemp(name)
+    probe = d / "probe.c"
+    probe.write_text("int main(void){return 0;}\n")
+    if subprocess.run(["gcc", *flags, str(probe), "-o", str(d / "probe")],
+                      capture_output=True, timeout=60).returncode != 0 or \
+            subprocess.run([str(d / "probe")], capture_output=True, timeout=10).returncode != 0:
+        return None
+    fresh_copy(d)
+    srcs = sorted(p.name for p in d.glob("*.c") if p.name != "probe.c")
+    r = subprocess.run(["gcc", "-std=c11", "-Wall", "-O1", "-g", "-fno-common", *flags, "-o", "rpncalc", *srcs],
+                       cwd=d, capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    return d / "rpncalc"
+
+
+@pytest.fixture(scope="module")
+def checked_bins(tmp_path_factory, made):
+    """The make build plus, where this gcc supports them, a build whose uninitialised locals hold
+    a non-zero pattern and a build with address and undefined-behaviour sanitizers."""
+    bins = [made / "rpncalc"]
+    for name, flags in (("pattern", ["-ftrivial-auto-var-init=pattern"]),
+                        ("san", ["-fsanitize=address,undefined", "-fno-sanitize-recover=all"])):
+        b = checked_build(tmp_path_factory, name, flags)
+        if b is not None:
+            bins.append(b)
+    return bins
+
+
+SAN_ENV = dict(os.environ, ASAN_OPTIONS="detect_leaks=0:abort_on_error=0", UBSAN_OPTIONS="halt_on_error=1")
+
+
+@pytest.mark.core
+def test_deep_stacks_and_state_between_lines(checked_bins):
+    rng = random.Random(777)
+    lines, exp = [], []
+    for depth in (15, 16, 17, 33, 100, 500):
+        vals = [rng.randint(-99, 99) for _ in range(depth)]
+        toks = [str(v) for v in vals] + ["+"] * (depth - 1)
+        lines.append(" ".join(toks))
+        exp.append(str(sum(vals)))
+        lines.append(" ".join(toks[:-1]))  # one value too many left: error
+        exp.append("error")
+        toks = [str(v) for v in vals] + [rng.choice("+-") for _ in range(depth - 1)]
+        lines.append("\t".join(toks))
+        exp.append(py_eval(toks))
+    for _ in range(100):
+        toks = random_expr(rng)
+        lines.append(" ".join(toks))
+        exp.append(py_eval(toks))
+    assert max(map(len, lines)) < 4000  # the program reads lines of up to 4095 bytes
+    text = "\n".join(lines) + "\n"
+    for b in checked_bins:
+        r = subprocess.run([str(b)], input=text, capture_output=True, text=True, timeout=20, env=SAN_ENV)
+        assert r.returncode == 0, (b, r.stderr[-2000:])
+        assert r.stdout.splitlines() == exp, b
+
+
+@pytest.mark.boundary
+def test_bad_argument_prints_usage_and_exits_2(made):
+    prog = str(made / "rpncalc")
+    for args in (["-x"], ["-v", "extra"], ["--verbose"]):
+        r = subprocess.run([prog, *args], input="1 2 +\n", capture_output=True, text=True, timeout=10)
+        assert r.returncode == 2, (args, r.returncode)
+        assert r.stdout == "", args
+        assert f"usage: {prog} [-v]" in r.stderr, (args, r.stderr)

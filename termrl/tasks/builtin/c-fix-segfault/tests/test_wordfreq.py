@@ -128,3 +128,55 @@ def test_bad_n(binaries, tmp_path):
             r = run(b, p, bad)
             assert r.returncode == 2, (bad, r.returncode)
             assert r.stdout == b"" and r.stderr.strip() != b""
+
+
+@pytest.mark.core
+def test_sanitizer_build_does_not_leak(binaries, tmp_path):
+    """"Runs cleanly" under -fsanitize=address includes LeakSanitizer, which is on by default."""
+    if len(binaries) < 2:
+        pytest.skip("no sanitizer build here")
+    rng = random.Random(99)
+    words = ["".join(rng.choice(string.ascii_letters) for _ in range(rng.randint(1, 200))) for _ in range(500)]
+    p = tmp_path / "leak.txt"
+    p.write_text(" ".join(rng.choice(words) for _ in range(3000)) + " " + "y" * 10000)
+    env = dict(SAN_ENV, ASAN_OPTIONS="detect_leaks=1:abort_on_error=0")
+    for args in ((p,), (p, 3), (p, 100000)):
+        r = subprocess.run([str(binaries[1]), *map(str, args)], capture_output=True, env=env, timeout=20)
+        assert r.returncode == 0, r.stderr.decode(errors="replace")[-2000:]
+        assert r.stdout.decode().splitlines() == expected(p.read_bytes(), 10 if len(args) == 1 else args[1])
+
+
+@pytest.mark.boundary
+def test_wrong_number_of_arguments(binaries, tmp_path):
+    p = tmp_path / "x.txt"
+    p.write_text("a b c\n")
+    for b in binaries:
+        for args in ((), (p, 3, 4), (p, 3, "extra", "more")):
+            r = run(b, *args)
+            assert r.returncode == 2, (args, r.returncode)
+            assert r.stdout == b""
+            assert f"usage: {b} FILE [N]" in r.stderr.decode(), (args, r.stderr)
+        r = run(b, p, "abc")
+        assert f"usage: {b} FILE [N]" in r.stderr.decode(), r.stderr
+
+
+def _limit_address_space():
+    import resource
+    resource.setrlimit(resource.RLIMIT_AS, (60 << 20, 60 << 20))
+
+
+@pytest.mark.boundary
+def test_out_of_memory_exits_1(plain, tmp_path):
+    """Under a 60 MiB address-space limit a 30 MiB or 34 MiB word may or may not fit, depending on
+    how the program stores it: either the right answer or an error with status 1 is accepted."""
+    for mib in (30, 34):
+        p = tmp_path / f"w{mib}.txt"
+        word = b"x" * (mib << 20)
+        p.write_bytes(b"y " + word + b"\n")
+        r = subprocess.run([str(plain), str(p)], capture_output=True, timeout=20,
+                           preexec_fn=_limit_address_space)
+        if r.returncode == 0:
+            assert r.stdout == b"1 " + word + b"\n1 y\n", mib
+        else:
+            assert r.returncode == 1, (mib, r.returncode, r.stderr[-500:])
+            assert r.stderr.strip() != b"", mib
