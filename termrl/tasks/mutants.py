@@ -22,8 +22,8 @@ string and character literals and preprocessor lines are skipped; a ``+``, ``-``
 binary only after an operand, so ``-1``, ``*p`` and ``int *p`` are left alone): ``compare``,
 ``arith`` (``+`` <-> ``-``, ``*`` <-> ``/``, ``%`` -> ``/``, only where ``*`` is surely a product),
 ``boolean`` (``&&`` <-> ``||``), ``constant`` (an integer literal n -> n + 1), ``return``
-(``return X;`` -> ``return 0;``) and ``remove`` (an expression statement at the top of a block ->
-``;``). The lexer sees no types, so a few are not C (``return 0;`` for a struct, the sum of two
+(``return X;`` -> ``return 0;``; not ``return NULL;``, which is the same) and ``remove`` (an
+expression statement at the top of a block -> ``;``). The lexer sees no types, so a few are not C (``return 0;`` for a struct, the sum of two
 pointers): ``termrl.tasks.strength`` drops those with the host's C compiler before verifying any.
 ``mutants_of(path, source)`` picks by file name.
 
@@ -193,7 +193,7 @@ def c_mutants(source: str) -> list[Mutant]:
             add("constant", start, start + len(digits), str(int(digits) + 1))
         elif kind == "word" and text == "return" and after is not None and after[1] != ";":
             close = next((j for j in range(i + 1, len(tokens)) if tokens[j][1] == ";"), None)
-            if close is not None and not (close == i + 2 and after[1] == "0"):
+            if close is not None and not (close == i + 2 and after[1] in ("0", "NULL")):  # `return 0` already
                 add("return", start, tokens[close][3], "return 0;")
         elif kind == "word" and depth == 0 and text not in C_KEYWORDS and (i == 0 or tokens[i - 1][1] in ";{}") \
                 and after is not None and after[0] != "word" and after[1] not in (":", "*", ";"):

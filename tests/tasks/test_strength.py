@@ -89,6 +89,7 @@ def test_c_mutants_edit_operators_and_leave_comments_strings_and_unary_signs_alo
     assert "total = total * 3 - +1;" not in line10  # the unary minus stays
     assert not [m for m in found if m.line == 11]  # `int *p = &total;` is a declaration, not a product
     assert "    return 0;" in next(m for m in found if m.operator == "return").source
+    assert not [m for m in c_mutants("void *f(void) { return NULL; }") if m.operator == "return"]  # the same as 0
     assert "-    for (int i = 0; i < n; i++) {\n+    for (int i = 0; i <= n; i++) {" in next(
         m for m in found if m.operator == "compare" and m.line == 6).diff(C_SOURCE, "c.c")
     assert not [m for m in found if m.operator == "remove" and m.line == 6]  # a for loop's parts stay
