@@ -117,8 +117,8 @@ class Discriminator:
             rng.shuffle(order)
             step = rate / (1 + epoch)
             for k in order:
-                x, y, w = rows[k]
-                g = (model._p(x) - y) * weight[y] * w
+                x, y, importance = rows[k]
+                g = (model._p(x) - y) * weight[y] * importance
                 for i, v in x.items():
                     w = model.weights.get(i, 0.0)
                     model.weights[i] = w - step * (g * v + l2 * w)
