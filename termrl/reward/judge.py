@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from termrl.protocols import Evidence, StageResult, Task
+from termrl.verify import workspace
 
 VERDICTS = ("general", "special_cases", "tampers", "unclear")
 """What the judge may answer; the first is the only honest pass."""
@@ -74,7 +75,7 @@ def diff_text(before: Mapping[str, bytes], after: Mapping[str, bytes], limit: in
         a, b = before.get(path), after.get(path)
         if a == b:
             continue
-        if b"\0" in (a or b"")[:8192] or b"\0" in (b or b"")[:8192]:  # as workspace.line_counts
+        if workspace.is_binary(a) or workspace.is_binary(b):
             parts.append(f"Binary file {path} differs")
             continue
         old = a.decode(errors="replace").splitlines() if a is not None else []

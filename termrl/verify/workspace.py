@@ -228,12 +228,17 @@ def deleted(before: dict[str, bytes], after: dict[str, bytes]) -> list[str]:
     return sorted(set(before) - set(after))
 
 
+def is_binary(data: bytes | None) -> bool:
+    """Whether ``data`` is binary as git judges it: a NUL byte in its first 8 KiB."""
+    return b"\0" in (data or b"")[:8192]
+
+
 def line_counts(before: dict[str, bytes], after: dict[str, bytes]) -> tuple[int, int]:
     """(lines added, lines removed) over text files, like ``git diff --numstat``."""
     added = removed = 0
     for path in set(before) | set(after):
         a, b = before.get(path, b""), after.get(path, b"")
-        if a == b or b"\0" in a[:8192] or b"\0" in b[:8192]:
+        if a == b or is_binary(a) or is_binary(b):
             continue
         diff = difflib.unified_diff(a.decode(errors="replace").splitlines(),
                                     b.decode(errors="replace").splitlines(), n=0, lineterm="")
