@@ -76,7 +76,8 @@ class ForkServerSandbox(BwrapSandbox):
                  "--bind", str(self._fs / "out"), stages.OUT_DIR]
         argv = self._argv(self._fs / "tmp", self._fs / "home", extra, self.workdir,
                           {**self.env, "PYTHONDONTWRITEBYTECODE": "1"},
-                          ["python3", "-P", "-s", "-B", f"{stages.HARNESS_DIR}/forkserver.py"])
+                          ["python3", "-P", "-s", "-B", f"{stages.HARNESS_DIR}/forkserver.py",
+                           json.dumps(stages.PYTEST_ARGS)])
         self._proc = launch(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
         line = self._read_line(60.0)
         if not line or not json.loads(line).get("ready"):

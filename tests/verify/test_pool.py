@@ -250,3 +250,75 @@ def test_the_fork_servers_warm_up_runs_pytest_and_puts_back_what_a_run_changes(t
                          text=True, timeout=120, cwd=tmp_path)
     assert res.returncode == 0, res.stderr
     assert res.stdout == "only this line\n"
+
+
+CONFIG_TEST = b'''
+import os, pathlib
+import _pytest.config
+
+
+def test_the_run_has_its_own_invocation(request, marker):
+    params = request.config.invocation_params
+    assert params.dir == pathlib.Path.cwd() == pathlib.Path("/workspace")
+    assert tuple(params.args[:2]) == ("-q", "-rA") and pathlib.Path(params.args[-1]).exists(), params.args
+    assert request.config.pluginmanager.has_plugin("python")
+    assert request.config.pluginmanager.is_blocked("cacheprovider")
+    assert marker == "from the tests' conftest"
+    assert _pytest.config.get_config.__module__ == "_pytest.config"  # put back after its one use
+'''
+
+
+def test_a_run_on_the_servers_prebuilt_config_is_configured_as_its_own(pool):
+    """The fork server builds pytest's config once and every child starts from a copy: a run must
+    still see its own arguments and directory, its tests' conftest, and the blocked plugins."""
+    task = Task(id="pool-config", instruction="x", workspace={"solution.py": TaskFile(b"X = 1\n")},
+                tests={"test_config.py": TaskFile(CONFIG_TEST),
+                       "conftest.py": TaskFile(b"import pytest\n\n\n@pytest.fixture\ndef marker():\n"
+                                               b"    return \"from the tests' conftest\"\n")})
+    fast = pool.verify_files(task, {})
+    assert fast.passed, [(t.nodeid, t.outcome, t.message) for t in fast.tests]
+
+
+PREBUILT_CHECK = r'''
+import sys
+sys.path.insert(0, sys.argv[1])
+import forkserver
+from _pytest import config as pytest_config
+
+args = ["-q", "-p", "no:cacheprovider", "-pno:stepwise", "-p", "xdist"]
+assert forkserver._blocked(args) == ["no:cacheprovider", "no:stepwise"]
+prebuilt = forkserver._preconfigure(args)
+assert prebuilt is not None and prebuilt[1].pluginmanager.is_blocked("stepwise")
+built = pytest_config.get_config
+
+forkserver._use_prebuilt(prebuilt, ["-q", "-p", "no:cacheprovider", "tests"])  # another -p no: set
+assert pytest_config.get_config is built
+
+forkserver._use_prebuilt(prebuilt, ["-p", "no:cacheprovider", "-p", "no:stepwise", "tests/test_x.py"])
+config = pytest_config.get_config(["-p", "no:cacheprovider", "-p", "no:stepwise", "tests/test_x.py"], None)
+assert config is prebuilt[1]
+assert tuple(config.invocation_params.args) == ("-p", "no:cacheprovider", "-p", "no:stepwise", "tests/test_x.py")
+assert pytest_config.get_config is built  # one use
+print("ok")
+'''
+
+
+def test_the_prebuilt_config_serves_only_runs_with_its_blocked_plugins(tmp_path):
+    """``_use_prebuilt`` hands the server's config to one ``pytest.main`` only when the run blocks
+    the same plugins (``-p no:``, the one argument a fresh config depends on), and then puts
+    pytest's own ``get_config`` back."""
+    import subprocess
+    import sys
+
+    from termrl.verify import stages
+
+    harness = tmp_path / "harness"
+    harness.mkdir()
+    for src in (stages.PLUGIN, stages.ISOLATE, stages.PLUGIN.with_name("forkserver.py")):
+        (harness / src.name).write_bytes(src.read_bytes())
+    script = tmp_path / "check.py"
+    script.write_text(PREBUILT_CHECK)
+    res = subprocess.run([sys.executable, "-P", "-s", "-B", str(script), str(harness)], capture_output=True,
+                         text=True, timeout=120, cwd=tmp_path)
+    assert res.returncode == 0, res.stderr
+    assert res.stdout == "ok\n"
