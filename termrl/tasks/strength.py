@@ -365,16 +365,37 @@ def _compiling(path: str, text: str, found: list, solved: dict[str, bytes]) -> l
         return [m for m in found if compiles(m.source)]
 
 
+IN_PLACE = """\
+import os
+import subprocess
+import sys
+
+
+def test_the_visible_tests_where_the_agent_runs_them():
+    env = {{k: v for k, v in os.environ.items() if not k.startswith(("TERMRL_", "PYTEST_"))}}
+    run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *{paths!r}],
+                         cwd=os.getcwd(), env=env, capture_output=True, text=True)
+    assert run.returncode == 0, run.stdout[-2000:]
+"""
+"""The hidden test that runs a task's visible tests in their workspace place, as the agent would
+(``python3 -m pytest PATHS`` from the working folder), in a child interpreter: one outcome for all."""
+
+
 def _against_visible(task: Task, pool, solved: dict[str, bytes], chosen: list, row: Strength) -> None:
     """``row.visible_score``: ``chosen`` (path, mutant) against the task's visible tests, run as its
-    hidden tests are; left None when it has none or the reference fails them there (they need
-    their workspace place: a conftest, a sibling module)."""
+    hidden tests are, or, where the reference fails them that way (they need their workspace place:
+    a conftest, a sibling module, a path from ``__file__``), in their place (``IN_PLACE``); left
+    None when it has none or the reference fails them both ways."""
     visible = visible_tests(task)
     if not visible:
         return
     seen = dataclasses.replace(task, tests=visible, test_spec=dataclasses.replace(task.test_spec, pytest_files=()))
     if not pool.verify_files(seen, solved).passed:
-        return
+        wrapper = IN_PLACE.format(paths=sorted(visible)).encode()
+        seen = dataclasses.replace(task, tests={"test_visible_in_place.py": TaskFile(wrapper)},
+                                   test_spec=dataclasses.replace(task.test_spec, pytest_files=()))
+        if not pool.verify_files(seen, solved).passed:
+            return
     shown = pool.map([(seen, {**solved, path: m.source.encode()}) for path, m in chosen])
     counted = [ev for ev in shown if ev.verified]
     row.visible_killed = sum(not ev.passed for ev in counted)

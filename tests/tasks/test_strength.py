@@ -227,13 +227,21 @@ def test_visible_tests_weaker_than_the_hidden_ones_show_in_the_visible_score():
                                workspace={"tests_visible/test_example.py": TaskFile(WEAK_TESTS)})
     row, = strength([task], workers=2)
     assert row.score == 1.0 and row.visible_score == round(1 / 3, 4) and row.visible_killed == 1
-    plain, placed = strength([adult_task(STRONG_TESTS, "adult-hidden-only"),
-                              dataclasses.replace(adult_task(STRONG_TESTS, "adult-placed"), workspace={
-                                  "tests/test_here.py": TaskFile(b"from helper import X\n\n\ndef test_x():\n"
-                                                                 b"    assert X\n")})], workers=1)
+    plain, broken, placed = strength([
+        adult_task(STRONG_TESTS, "adult-hidden-only"),
+        dataclasses.replace(adult_task(STRONG_TESTS, "adult-broken-visible"), workspace={
+            "tests/test_here.py": TaskFile(b"from helper import X\n\n\ndef test_x():\n    assert X\n")}),
+        dataclasses.replace(adult_task(STRONG_TESTS, "adult-placed"), workspace={
+            "tests/test_placed.py": TaskFile(PLACED_TESTS)})], workers=1)
     assert plain.visible_score is None  # no tests in its workspace
-    # visible tests that need their workspace place (here a sibling module) do not run as hidden ones
-    assert placed.score == 1.0 and placed.visible_score is None
+    assert broken.score == 1.0 and broken.visible_score is None  # its module is nowhere: it fails in place too
+    # visible tests that find the code from their own place (like the debug-* tasks') fail when moved
+    # among the hidden tests, and run where the agent runs them: as weak as WEAK_TESTS there
+    assert placed.score == 1.0 and placed.visible_score == round(1 / 3, 4) and placed.visible_killed == 1
+
+
+PLACED_TESTS = (b"import os\nimport sys\n\nsys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))\n"
+                b"from solution import is_adult\n\n\ndef test_thirty():\n    assert is_adult(30)\n")
 
 
 @pytest.mark.sandbox
