@@ -235,6 +235,13 @@ def test_the_fork_servers_warm_up_runs_pytest_and_puts_back_what_a_run_changes(t
     """``_warm`` runs pytest in the server's own process before the server says it is ready: it
     must import what every run needs, write nothing to the protocol's stdout, and leave
     ``sys.path`` and ``sys.modules`` without its test module."""
+    res = run_beside_the_harness(tmp_path, WARM_CHECK)
+    assert res.returncode == 0, res.stderr
+    assert res.stdout == "only this line\n"
+
+
+def run_beside_the_harness(tmp_path, script: str):
+    """Run ``script`` with the fork server's harness files (copied to a folder, its ``argv[1]``)."""
     import subprocess
     import sys
 
@@ -244,12 +251,10 @@ def test_the_fork_servers_warm_up_runs_pytest_and_puts_back_what_a_run_changes(t
     harness.mkdir()
     for src in (stages.PLUGIN, stages.ISOLATE, stages.PLUGIN.with_name("forkserver.py")):
         (harness / src.name).write_bytes(src.read_bytes())
-    script = tmp_path / "check.py"
-    script.write_text(WARM_CHECK)
-    res = subprocess.run([sys.executable, "-P", "-s", "-B", str(script), str(harness)], capture_output=True,
-                         text=True, timeout=120, cwd=tmp_path)
-    assert res.returncode == 0, res.stderr
-    assert res.stdout == "only this line\n"
+    path = tmp_path / "check.py"
+    path.write_text(script)
+    return subprocess.run([sys.executable, "-P", "-s", "-B", str(path), str(harness)], capture_output=True,
+                          text=True, timeout=120, cwd=tmp_path)
 
 
 CONFIG_TEST = b'''
@@ -307,18 +312,6 @@ def test_the_prebuilt_config_serves_only_runs_with_its_blocked_plugins(tmp_path)
     """``_use_prebuilt`` hands the server's config to one ``pytest.main`` only when the run blocks
     the same plugins (``-p no:``, the one argument a fresh config depends on), and then puts
     pytest's own ``get_config`` back."""
-    import subprocess
-    import sys
-
-    from termrl.verify import stages
-
-    harness = tmp_path / "harness"
-    harness.mkdir()
-    for src in (stages.PLUGIN, stages.ISOLATE, stages.PLUGIN.with_name("forkserver.py")):
-        (harness / src.name).write_bytes(src.read_bytes())
-    script = tmp_path / "check.py"
-    script.write_text(PREBUILT_CHECK)
-    res = subprocess.run([sys.executable, "-P", "-s", "-B", str(script), str(harness)], capture_output=True,
-                         text=True, timeout=120, cwd=tmp_path)
+    res = run_beside_the_harness(tmp_path, PREBUILT_CHECK)
     assert res.returncode == 0, res.stderr
     assert res.stdout == "ok\n"
