@@ -294,11 +294,7 @@ class BwrapSandbox(ShellSandbox):
             self._closed = True
             self._kill_all()
             if self._cg is not None:
-                for _ in range(50):
-                    if not self._cg.pids():
-                        break
-                    time.sleep(0.01)
-                self._cg.remove()
+                self._cg.remove_when_empty()
             if self._root is not None:
                 if self._mounted:
                     _umount(self._fs)

@@ -9,6 +9,7 @@ sandbox (``cgroup.procs``) however it was started (setsid, double fork).
 from __future__ import annotations
 
 import os
+import threading
 import time
 from contextlib import contextmanager
 from pathlib import Path
@@ -83,6 +84,26 @@ class CgroupPair:
             if key == "oom_kill":
                 return int(value)
         return int((self.dirs["memory"] / "memory.failcnt").read_text())
+
+    def remove_when_empty(self, wait_s: float = 0.5, patience_s: float = 30.0) -> None:
+        """Remove the cgroups once their processes (already killed) are gone: wait up to
+        ``wait_s`` here, then leave it to a daemon thread that polls for up to ``patience_s``.
+        Killed processes of a loaded machine can take longer than ``wait_s`` to die; their
+        cgroups then stayed until some later start's ``sweep``."""
+        deadline = time.monotonic() + wait_s
+        while self.pids() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        if not self.pids():
+            self.remove()
+            return
+        threading.Thread(target=self._remove_later, args=(patience_s,), name="termrl-cgroup-reaper",
+                         daemon=True).start()
+
+    def _remove_later(self, patience_s: float) -> None:
+        deadline = time.monotonic() + patience_s
+        while self.pids() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        self.remove()
 
     def remove(self) -> None:
         for d in self.dirs.values():

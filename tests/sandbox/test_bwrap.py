@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import socket
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -280,4 +281,33 @@ def test_another_harness_sweep_leaves_alone_the_cgroups_of_a_sandbox_it_is_start
         cgroups.sweep(alive=others())
         assert not any(d.exists() for d in pair.dirs.values())
     finally:
+        pair.remove()
+
+
+def test_a_cgroup_whose_killed_processes_die_late_is_removed_once_they_are_gone():
+    """Under load a killed sandbox's processes can outlast ``close()``'s short wait; their cgroups
+    were then left to a later start's sweep (the red-team tier saw them beside a quickstart).
+    A reaper thread now removes them once empty."""
+    import secrets
+    import subprocess
+
+    from termrl.sandbox import cgroups
+
+    if not cgroups.available():
+        pytest.fail("the CI has cgroup v1 memory and pids: this test checks that path")
+    pair = cgroups.CgroupPair(f"sbx-late-{secrets.token_hex(4)}", 256 << 20, 16)
+    slow = subprocess.Popen(["sleep", "1"])  # stands in for a process that takes a second to die
+    try:
+        for procs in pair.procs_files:
+            Path(procs).write_text(str(slow.pid))
+        pair.remove_when_empty(wait_s=0.05)
+        assert all(d.is_dir() for d in pair.dirs.values()), "removed while a process was still in it"
+        slow.wait(timeout=10)
+        deadline = time.monotonic() + 5
+        while any(d.exists() for d in pair.dirs.values()) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not any(d.exists() for d in pair.dirs.values()), "the emptied cgroups stayed"
+    finally:
+        slow.kill()
+        slow.wait()
         pair.remove()
