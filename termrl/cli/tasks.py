@@ -260,7 +260,8 @@ def strength_cmd(
     for r in rows:
         first = r.survivors[0]["diff"] if r.survivors else r.reason
         score = "-" if r.score is None else (f"[red]{r.score:.2f}[/]" if r.score < WEAK else f"{r.score:.2f}")
-        visible = "-" if r.visible_score is None else f"{r.visible_score:.2f}"
+        visible = "-" if r.visible_score is None else f"{r.visible_score:.2f}" + (
+            "" if r.visible_line_coverage is None else f" ({r.visible_line_coverage:.2f} lines)")
         lines = "-" if r.line_coverage is None else (f"[red]{r.line_coverage:.2f}[/]" if r.line_coverage < WEAK
                                                       else f"{r.line_coverage:.2f}")
         branches = "-" if r.branch_coverage is None else f"{r.branch_coverage:.2f}"

@@ -14,8 +14,8 @@ spread evenly over the files' mutants in source order). Some mutants are equival
 original (a removed statement with no effect): the score is a lower bound of the tests' strength.
 
 For a task whose workspace holds tests the agent sees, the same mutants are also verified
-against those (``visible_score``): a task whose visible tests are weaker than its hidden ones
-shows it.
+against those (``visible_score``), and their coverage measured (``visible_line_coverage``): a
+task whose visible tests are weaker than its hidden ones shows it.
 
 Line and branch coverage (``coverage_of``): the reference's solved workspace runs its hidden tests
 once more in a fresh sandbox under coverage.py (the sandbox's ``python3 -m coverage``, Debian's
@@ -84,6 +84,9 @@ class Strength:
     branch_coverage: float | None = None
     """Share of its branches (both ways of each ``if``/loop) they take; None without branches."""
     coverage_note: str = ""
+    visible_line_coverage: float | None = None
+    """``line_coverage`` by the visible tests, where ``visible_score`` was measured."""
+    visible_branch_coverage: float | None = None
 
     @property
     def weak(self) -> bool:
@@ -309,7 +312,7 @@ def _mutate(task: Task, pool, max_mutants: int, backend: str, row: Strength) -> 
     chosen = spread(candidates, max_mutants)
     if row.verified_in == "pool":
         evidence = pool.map([(task, {**solved, path: m.source.encode()}) for path, m in chosen])
-        _against_visible(task, pool, solved, chosen, row)
+        _against_visible(task, pool, solved, chosen, row, written, backend)
     else:
         with ThreadPoolExecutor(pool.workers) as threads:
             evidence = list(threads.map(lambda job: in_sandbox(task, {job[0]: job[1].source.encode()}, backend),
@@ -381,11 +384,13 @@ def test_the_visible_tests_where_the_agent_runs_them():
 (``python3 -m pytest PATHS`` from the working folder), in a child interpreter: one outcome for all."""
 
 
-def _against_visible(task: Task, pool, solved: dict[str, bytes], chosen: list, row: Strength) -> None:
+def _against_visible(task: Task, pool, solved: dict[str, bytes], chosen: list, row: Strength,
+                     written: list[str], backend: str) -> None:
     """``row.visible_score``: ``chosen`` (path, mutant) against the task's visible tests, run as its
     hidden tests are, or, where the reference fails them that way (they need their workspace place:
     a conftest, a sibling module, a path from ``__file__``), in their place (``IN_PLACE``); left
-    None when it has none or the reference fails them both ways."""
+    None when it has none or the reference fails them both ways. The same run gives the visible
+    tests' coverage of ``written`` (``coverage_of``)."""
     visible = visible_tests(task)
     if not visible:
         return
@@ -400,6 +405,8 @@ def _against_visible(task: Task, pool, solved: dict[str, bytes], chosen: list, r
     counted = [ev for ev in shown if ev.verified]
     row.visible_killed = sum(not ev.passed for ev in counted)
     row.visible_score = round(row.visible_killed / len(counted), 4) if counted else None
+    covered = coverage_of(seen, solved, written, backend)
+    row.visible_line_coverage, row.visible_branch_coverage = covered.get("lines"), covered.get("branches")
 
 
 def strength(tasks: Iterable[Task], workers: int = 2, max_mutants: int = MAX_MUTANTS, backend: str = "bwrap",

@@ -212,12 +212,19 @@ def test_line_and_branch_coverage_see_the_test_process_and_its_children():
 
     full = HEADER + b"from solution import grade, unused\n\n\ndef test_all():\n" + \
         b"    assert [grade(95), grade(85), grade(10), unused(2)] == ['A', 'B', 'C', 4]\n"
-    rows = {r.id: r for r in strength([grades(full, "grades-full"), grades(CHILD_TESTS, "grades-child")], workers=1)}
+    shown = dataclasses.replace(grades(full, "grades-shown"), workspace={"tests_visible/test_one.py": TaskFile(
+        HEADER + b"from solution import grade\n\n\ndef test_one():\n    assert grade(95) == 'A'\n")})
+    rows = {r.id: r for r in strength([grades(full, "grades-full"), grades(CHILD_TESTS, "grades-child"), shown],
+                                      workers=1)}
     assert rows["grades-full"].line_coverage == 1.0 and rows["grades-full"].branch_coverage == 1.0
+    # the visible test runs one grade of three: its coverage says so beside the hidden tests' 1.0
+    shown = rows["grades-shown"]
+    assert shown.line_coverage == 1.0 and shown.visible_line_coverage is not None
+    assert shown.visible_line_coverage < 0.8 and shown.visible_branch_coverage < shown.branch_coverage
     child = rows["grades-child"]  # only grade(95) runs, in a child whose PYTHONPATH the test replaced
     assert child.line_coverage is not None and 0.3 < child.line_coverage < 0.8 and child.weak
     assert child.branch_coverage is not None and child.branch_coverage < 0.5
-    total = summary(list(rows.values()))
+    total = summary([rows["grades-full"], rows["grades-child"]])
     assert total["low_coverage"] == 1 and 0.6 < total["mean_line_coverage"] < 0.9
 
 
@@ -227,6 +234,8 @@ def test_visible_tests_weaker_than_the_hidden_ones_show_in_the_visible_score():
                                workspace={"tests_visible/test_example.py": TaskFile(WEAK_TESTS)})
     row, = strength([task], workers=2)
     assert row.score == 1.0 and row.visible_score == round(1 / 3, 4) and row.visible_killed == 1
+    assert row.line_coverage == 1.0 and row.visible_line_coverage == 1.0  # one line, run by both
+    assert row.branch_coverage is None and row.visible_branch_coverage is None  # and no branch
     plain, broken, placed = strength([
         adult_task(STRONG_TESTS, "adult-hidden-only"),
         dataclasses.replace(adult_task(STRONG_TESTS, "adult-broken-visible"), workspace={
@@ -238,6 +247,8 @@ def test_visible_tests_weaker_than_the_hidden_ones_show_in_the_visible_score():
     # visible tests that find the code from their own place (like the debug-* tasks') fail when moved
     # among the hidden tests, and run where the agent runs them: as weak as WEAK_TESTS there
     assert placed.score == 1.0 and placed.visible_score == round(1 / 3, 4) and placed.visible_killed == 1
+    assert placed.visible_line_coverage == 1.0  # measured in the child pytest the wrapper starts
+    assert plain.visible_line_coverage is None and broken.visible_line_coverage is None
 
 
 PLACED_TESTS = (b"import os\nimport sys\n\nsys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))\n"
