@@ -90,20 +90,20 @@ class CgroupPair:
         ``wait_s`` here, then leave it to a daemon thread that polls for up to ``patience_s``.
         Killed processes of a loaded machine can take longer than ``wait_s`` to die; their
         cgroups then stayed until some later start's ``sweep``."""
-        deadline = time.monotonic() + wait_s
-        while self.pids() and time.monotonic() < deadline:
-            time.sleep(0.01)
-        if not self.pids():
+        if self._empty_within(wait_s, 0.01):
             self.remove()
             return
-        threading.Thread(target=self._remove_later, args=(patience_s,), name="termrl-cgroup-reaper",
-                         daemon=True).start()
+        threading.Thread(target=lambda: (self._empty_within(patience_s, 0.05), self.remove()),
+                         name="termrl-cgroup-reaper", daemon=True).start()
 
-    def _remove_later(self, patience_s: float) -> None:
-        deadline = time.monotonic() + patience_s
-        while self.pids() and time.monotonic() < deadline:
-            time.sleep(0.05)
-        self.remove()
+    def _empty_within(self, seconds: float, poll_s: float) -> bool:
+        """Whether the cgroups hold no process within ``seconds`` (polled every ``poll_s``)."""
+        deadline = time.monotonic() + seconds
+        while self.pids():
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(poll_s)
+        return True
 
     def remove(self) -> None:
         for d in self.dirs.values():

@@ -394,11 +394,12 @@ def _against_visible(task: Task, pool, solved: dict[str, bytes], chosen: list, r
     visible = visible_tests(task)
     if not visible:
         return
-    seen = dataclasses.replace(task, tests=visible, test_spec=dataclasses.replace(task.test_spec, pytest_files=()))
+    def tested_by(tests: dict[str, TaskFile]) -> Task:
+        return dataclasses.replace(task, tests=tests, test_spec=dataclasses.replace(task.test_spec, pytest_files=()))
+
+    seen = tested_by(visible)
     if not pool.verify_files(seen, solved).passed:
-        wrapper = IN_PLACE.format(paths=sorted(visible)).encode()
-        seen = dataclasses.replace(task, tests={"test_visible_in_place.py": TaskFile(wrapper)},
-                                   test_spec=dataclasses.replace(task.test_spec, pytest_files=()))
+        seen = tested_by({"test_visible_in_place.py": TaskFile(IN_PLACE.format(paths=sorted(visible)).encode())})
         if not pool.verify_files(seen, solved).passed:
             return
     shown = pool.map([(seen, {**solved, path: m.source.encode()}) for path, m in chosen])
