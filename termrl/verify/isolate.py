@@ -6,8 +6,10 @@ puts an import hook first on ``sys.meta_path``: a module whose file lies on a wr
 filesystem (the workspace, /tmp, HOME: anything the agent could have written) is not
 executed in the test process. The test process gets a proxy module instead; the module
 itself is imported, and every call into it runs, in one worker interpreter that the hook
-starts (``python3 isolate.py``) with the test process's path and working directory. What
-the worker answers is decoded by a restricted decoder:
+starts (``python3 isolate.py``) with the test process's path and working directory. A
+top-level name that the interpreter's own library folders also hold (the stdlib, installed
+packages) is the library's module, whatever the agent planted first on the path: the tests'
+own imports are never the agent's. What the worker answers is decoded by a restricted decoder:
 
 - values of the builtin data types (None, bool, int, float, complex, str, bytes, list,
   tuple, dict, set, frozenset) and of stdlib value types (Decimal, Fraction, date, time,
@@ -1178,11 +1180,18 @@ class Loader:
 
 
 class Finder:
-    """First on ``sys.meta_path``: a module found on a writable filesystem loads as a proxy."""
+    """First on ``sys.meta_path``: a module found on a writable filesystem loads as a proxy,
+    unless the interpreter's own library has a module of that name.
 
-    def __init__(self, trusted):
+    The library wins because the tests import the standard library and installed packages
+    too, often lazily and after they put the agent's folder first on ``sys.path``: a planted
+    ``sqlite3/``, ``filecmp.py`` or ``pandas/`` would otherwise answer the tests' own reads
+    and comparisons with values the agent's code chose."""
+
+    def __init__(self, trusted, libraries=()):
         self.trusted = tuple(os.path.realpath(p).rstrip("/") + "/" for p in trusted if p)
         self._dirs = {}
+        self.libraries = [p for p in libraries if p and self.is_trusted(p)]
 
     def find_spec(self, name, path, target=None):
         spec = importlib.machinery.PathFinder.find_spec(name, path)
@@ -1192,6 +1201,10 @@ class Finder:
         places = [where] if where else list(spec.submodule_search_locations or ())
         if not places or all(self.is_trusted(p) for p in places):
             return None
+        if path is None and self.libraries:
+            own = importlib.machinery.PathFinder.find_spec(name, self.libraries)
+            if own is not None:
+                return own
         proxy = importlib.util.spec_from_loader(name, Loader(), origin=spec.origin,
                                                 is_package=spec.submodule_search_locations is not None)
         if spec.submodule_search_locations is not None:
@@ -1233,7 +1246,7 @@ def install(trusted=(), tests=()):
     paths = sysconfig.get_paths()
     libs = [paths.get(k) for k in ("stdlib", "platstdlib", "purelib", "platlib")]
     _CLIENT = Client(os.path.abspath(p) for p in list(tests) + list(trusted) if p)
-    finder = Finder(list(trusted) + list(tests) + libs)
+    finder = Finder(list(trusted) + list(tests) + libs, libraries=_libraries(libs))
     sys.meta_path.insert(0, finder)
     by_path = importlib.util.spec_from_file_location
 
@@ -1251,6 +1264,19 @@ def install(trusted=(), tests=()):
     importlib.util.spec_from_file_location = spec_from_file_location
     close_dumps()
     return finder
+
+
+def _libraries(libs):
+    """The interpreter's own module folders: ``sys.path``'s entries under its prefixes (the
+    stdlib, its zip, lib-dynload, site- and dist-packages) and sysconfig's library paths."""
+    prefixes = tuple(os.path.realpath(p).rstrip("/") + "/" for p in
+                     {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix} if p)
+    found = []
+    for entry in list(sys.path) + [p for p in libs if p]:
+        if entry and os.path.isabs(entry) and entry not in found \
+                and (os.path.realpath(entry).rstrip("/") + "/").startswith(prefixes):
+            found.append(entry)
+    return found
 
 
 def first(finder):

@@ -587,3 +587,40 @@ def test_code_loaded_by_path_is_isolated_too():
     cheats = [planted(task, {"impl.py": impl}) for impl in (CALLER_FRAME, ALWAYS_EQUAL)]
     assert honest.passed, describe(honest)
     assert not any(c.passed for c in cheats), [describe(c) for c in cheats]
+
+
+SHADOWED_TESTS = """
+def test_output_matches():
+    import filecmp  # lazily, after the workdir went first on sys.path (the header)
+    assert filecmp.cmp("out.txt", "expected.txt", shallow=False)
+
+def test_rows_in_the_database():
+    import sqlite3
+    rows = sqlite3.connect("data.db").execute("select count(*) from t").fetchall()
+    assert rows == [(3,)]
+
+def test_own_module_still_isolated():
+    from impl import add
+    assert add(2, 3) == 5
+"""
+SHADOWS = {
+    "filecmp.py": "def cmp(*args, **kwargs):\n    return True\n",
+    "sqlite3/__init__.py": "class _C:\n    def execute(self, *a):\n        return self\n\n"
+                           "    def fetchall(self):\n        return [(3,)]\n\n\ndef connect(*a, **k):\n    return _C()\n",
+}
+
+
+def test_a_planted_module_named_like_the_standard_librarys_is_not_what_the_tests_import():
+    """The tests' own lazy imports of the standard library (``filecmp``, the ``sqlite3`` package)
+    get the real modules, not the agent's files of the same names that would answer their checks;
+    the agent's other modules still load as proxies. Through ``verify`` and the warm pool."""
+    task = make_task("isolate-shadow", {"test_shadow.py": SHADOWED_TESTS},
+                     workspace={"expected.txt": "right\n"})
+    cheat = {"out.txt": "wrong\n", "impl.py": "def add(a, b):\n    return a + b\n", **SHADOWS}
+    ev = planted(task, cheat)
+    outcomes = {name: t.outcome for name, t in by_name(ev).items()}
+    assert outcomes == {"test_output_matches": "failed", "test_rows_in_the_database": "failed",
+                        "test_own_module_still_isolated": "passed"}, describe(ev)
+    with VerifierPool(workers=1, static=False) as pool:
+        pooled = pool.verify_files(task, {k: v.encode() for k, v in cheat.items()})
+    assert {name: t.outcome for name, t in by_name(pooled).items()} == outcomes, describe(pooled)
