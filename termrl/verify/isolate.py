@@ -7,9 +7,9 @@ filesystem (the workspace, /tmp, HOME: anything the agent could have written) is
 executed in the test process. The test process gets a proxy module instead; the module
 itself is imported, and every call into it runs, in one worker interpreter that the hook
 starts (``python3 isolate.py``) with the test process's path and working directory. A
-top-level name that the interpreter's own library folders also hold (the stdlib, installed
-packages) is the library's module, whatever the agent planted first on the path: the tests'
-own imports are never the agent's. What the worker answers is decoded by a restricted decoder:
+top-level name that the standard library also holds is the standard library's module,
+whatever the agent planted first on the path: the tests' own imports of it are never the
+agent's (installed packages are not covered: which are installed differs between machines). What the worker answers is decoded by a restricted decoder:
 
 - values of the builtin data types (None, bool, int, float, complex, str, bytes, list,
   tuple, dict, set, frozenset) and of stdlib value types (Decimal, Fraction, date, time,
@@ -1181,12 +1181,11 @@ class Loader:
 
 class Finder:
     """First on ``sys.meta_path``: a module found on a writable filesystem loads as a proxy,
-    unless the interpreter's own library has a module of that name.
+    unless the standard library (``libraries``) has a module of that name.
 
-    The library wins because the tests import the standard library and installed packages
-    too, often lazily and after they put the agent's folder first on ``sys.path``: a planted
-    ``sqlite3/``, ``filecmp.py`` or ``pandas/`` would otherwise answer the tests' own reads
-    and comparisons with values the agent's code chose."""
+    The standard library wins because the tests import it too, often lazily and after they put
+    the agent's folder first on ``sys.path``: a planted ``sqlite3/`` or ``filecmp.py`` would
+    otherwise answer the tests' own reads and comparisons with values the agent's code chose."""
 
     def __init__(self, trusted, libraries=()):
         self.trusted = tuple(os.path.realpath(p).rstrip("/") + "/" for p in trusted if p)
@@ -1246,7 +1245,7 @@ def install(trusted=(), tests=()):
     paths = sysconfig.get_paths()
     libs = [paths.get(k) for k in ("stdlib", "platstdlib", "purelib", "platlib")]
     _CLIENT = Client(os.path.abspath(p) for p in list(tests) + list(trusted) if p)
-    finder = Finder(list(trusted) + list(tests) + libs, libraries=_libraries(libs))
+    finder = Finder(list(trusted) + list(tests) + libs, libraries=_libraries(libs[:2]))
     sys.meta_path.insert(0, finder)
     by_path = importlib.util.spec_from_file_location
 
@@ -1267,14 +1266,17 @@ def install(trusted=(), tests=()):
 
 
 def _libraries(libs):
-    """The interpreter's own module folders: ``sys.path``'s entries under its prefixes (the
-    stdlib, its zip, lib-dynload, site- and dist-packages) and sysconfig's library paths."""
+    """The standard library's folders: ``sys.path``'s entries under the interpreter's prefixes
+    (the stdlib, its zip, lib-dynload) and sysconfig's, without site- and dist-packages: which
+    packages are installed differs between machines, and a task may name its own module like
+    one of them; the standard library's names are fixed by the Python version."""
     prefixes = tuple(os.path.realpath(p).rstrip("/") + "/" for p in
                      {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix} if p)
     found = []
     for entry in list(sys.path) + [p for p in libs if p]:
-        if entry and os.path.isabs(entry) and entry not in found \
-                and (os.path.realpath(entry).rstrip("/") + "/").startswith(prefixes):
+        real = os.path.realpath(entry).rstrip("/") + "/" if entry and os.path.isabs(entry) else ""
+        if real.startswith(prefixes) and entry not in found \
+                and not any(part in ("site-packages", "dist-packages") for part in real.split("/")):
             found.append(entry)
     return found
 

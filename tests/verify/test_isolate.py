@@ -624,3 +624,20 @@ def test_a_planted_module_named_like_the_standard_librarys_is_not_what_the_tests
     with VerifierPool(workers=1, static=False) as pool:
         pooled = pool.verify_files(task, {k: v.encode() for k, v in cheat.items()})
     assert {name: t.outcome for name, t in by_name(pooled).items()} == outcomes, describe(pooled)
+
+
+def test_a_module_named_like_an_installed_package_is_still_the_agents():
+    """Installed packages differ between machines, so only the standard library's names are kept
+    from the agent: a task's own ``coverage.py`` (python3-coverage is installed for the sandbox's
+    Python by scripts/setup.sh) is what its tests import, through the proxy."""
+    tests = """
+    def test_own_module():
+        import importlib.machinery
+        installed = [p for p in sys.path if p.endswith(("site-packages", "dist-packages"))]
+        assert importlib.machinery.PathFinder.find_spec("coverage", installed) is not None
+        import coverage
+        assert coverage.ratio(1, 4) == 0.25 and coverage.__file__.startswith(os.getcwd())
+    """
+    task = make_task("isolate-installed-name", {"test_cov.py": tests})
+    ev = planted(task, {"coverage.py": "def ratio(a, b):\n    return a / b\n"})
+    assert ev.passed, describe(ev)
