@@ -22,6 +22,25 @@ LOCAL_MODELS = ("hf",)
 """Policies that load a model into the process: one per episode on a cluster, so not with --ray."""
 
 
+def _same_setting(key: str, old, new) -> bool:
+    """A stored run's setting against this call's: a local model's path matches through links and
+    ``~`` (``hf:/work/qwen05`` and the folder it links to are one model).
+
+    >>> _same_setting("policy", "hf:/tmp", "hf:/tmp/"), _same_setting("policy", "hf:/tmp", "hf:/usr")
+    (True, False)
+    """
+    if old == new:
+        return True
+    if key != "policy" or not isinstance(old, str) or not isinstance(new, str):
+        return False
+    (kind, _, a), (kind2, _, b) = old.partition(":"), new.partition(":")
+    if kind != kind2 or kind not in LOCAL_MODELS or not a or not b:
+        return False
+    import os
+
+    return os.path.realpath(os.path.expanduser(a)) == os.path.realpath(os.path.expanduser(b))
+
+
 def _fail(message: str) -> None:
     err.print(f"[red]error:[/] {message}")
     raise typer.Exit(2)
@@ -93,7 +112,7 @@ def eval_cmd(
         _fail(f"{out} already holds a run; pass --resume to finish it or choose another --out")
     if old is not None:
         old = {"action_format": "tool_call", **old}  # runs from before the option used that format
-        changed = [key for key in RESUME_KEYS if old.get(key) != meta[key]]
+        changed = [key for key in RESUME_KEYS if not _same_setting(key, old.get(key), meta[key])]
         if changed:
             _fail(f"{out / stores.META_NAME} was made with different settings ({', '.join(changed)}: "
                   + ", ".join(f"{old.get(key)!r} now {meta[key]!r}" for key in changed)

@@ -103,3 +103,15 @@ def test_kill_9_then_resume_gives_every_episode_once(tmp_path):
     assert json.loads(res.stdout)["episodes"] == 10
     res = termrl("eval", "--policy", "nop", "--suite", "logs-count:0-9", "--out", str(out), "--resume")
     assert res.returncode == 2 and "different settings" in res.stderr
+
+
+def test_a_resumed_run_knows_a_local_model_by_its_folder_through_links(tmp_path):
+    from termrl.cli.eval import _same_setting
+
+    model = tmp_path / "models" / "qwen"
+    model.mkdir(parents=True)
+    (tmp_path / "qwen05").symlink_to(model)
+    assert _same_setting("policy", f"hf:{tmp_path / 'qwen05'}", f"hf:{model}")
+    assert not _same_setting("policy", f"hf:{tmp_path / 'qwen05'}", f"hf:{tmp_path}")
+    assert not _same_setting("policy", f"openai:{model}", f"openai:{tmp_path / 'qwen05'}")  # a URL, not a folder
+    assert not _same_setting("suite", "a", "b")
