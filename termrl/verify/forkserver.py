@@ -25,7 +25,10 @@ child (``_preconfigure``: the default plugins imported and registered, their opt
 config is used by one run only, but every child gets its own copy of the server's unused one, so
 no run builds it again (a sixth of a child's profile; its CPU per HumanEval run went from 41-48
 to 38-44 ms). It is only used for jobs whose ``-p no:``
-options are those it was built with (``sys.argv[1]``, a JSON list of pytest's arguments).
+options are those it was built with (``sys.argv[1]``, a JSON list of pytest's arguments). Its
+argparse parser is built once too, where pytest before 9 built a new one for each of a run's
+six parses (``_reuse_argparser``), and under pytest 7 the plugin modules are scanned for
+fixtures once, not in every run (``_scan_fixtures_once``).
 
 Stdlib and pytest only: this runs on the sandbox's Python.
 """
@@ -51,6 +54,8 @@ def main():
     pristine = set(sys.modules)
     _warm(pytest, pytest_report.isolate)
     prebuilt = _preconfigure(json.loads(sys.argv[1]) if len(sys.argv) > 1 else [])
+    if prebuilt is not None:
+        _scan_fixtures_once(prebuilt[1].pluginmanager.get_plugins() | {pytest_report})
     gc.collect()
     gc.freeze()  # what every child inherits: its collections skip it and leave its pages shared
     out = sys.stdout
@@ -188,9 +193,83 @@ def _preconfigure(args):
     try:
         from _pytest import config as pytest_config
 
-        return _blocked(args), pytest_config.get_config(list(args), None)
+        config = pytest_config.get_config(list(args), None)
     except Exception:  # noqa: BLE001  (another pytest: slower runs, the same results)
         return None
+    _reuse_argparser(config._parser)
+    return _blocked(args), config
+
+
+def _reuse_argparser(parser):
+    """Before pytest 9, every parse of the command line (six a run) built a new argparse parser
+    of all ~80 options; build one here, and again only when the options changed (a plugin or a
+    conftest added some). Reusing an argparse parser across parses is argparse's usual use."""
+    build = getattr(type(parser), "_getparser", None)
+    if build is None:  # pytest 9 keeps one parser itself
+        return
+    cache = {}
+
+    def _getparser():
+        groups = parser._groups + [parser._anonymous]
+        key = (parser.prog, tuple((id(g), g.name, g.description, len(g.options)) for g in groups))
+        if cache.get("key") != key:
+            cache["key"], cache["parser"] = key, build(parser)
+        return cache["parser"]
+
+    parser._getparser = _getparser
+    try:
+        _getparser()
+    except Exception:  # noqa: BLE001  (built again, and failing the same way, in the run)
+        cache.clear()
+
+
+class _FixturesOnly:
+    """A plugin module as ``parsefactories`` sees it: ``dir()`` lists only its fixtures, every
+    attribute is the module's own."""
+
+    __slots__ = ("module", "names")
+
+    def __init__(self, module, names):
+        object.__setattr__(self, "module", module)
+        object.__setattr__(self, "names", names)
+
+    def __dir__(self):
+        return list(self.names)
+
+    def __getattr__(self, name):
+        return getattr(self.module, name)
+
+
+def _scan_fixtures_once(plugins):
+    """Every run's fixture manager scans each of ~40 plugin modules, every attribute of each,
+    for fixtures (a quarter of a run's pytest time under pytest 7); the modules are the same
+    in every run. Scan them here once, and let a run's scan of one of these modules see only
+    the fixtures found (``_FixturesOnly``): the same fixtures, registered the same way, in the
+    same order. pytest 7's ``parsefactories`` only: later versions look at the holder's type."""
+    try:
+        import pytest
+        from _pytest import fixtures
+        from _pytest.compat import safe_getattr
+
+        if int(pytest.__version__.split(".")[0]) != 7:
+            return
+        original = fixtures.FixtureManager.parsefactories
+        table = {}
+        for plugin in plugins:
+            if isinstance(plugin, type(sys)):
+                names = [n for n in dir(plugin) if isinstance(
+                    fixtures.getfixturemarker(safe_getattr(plugin, n, None)), fixtures.FixtureFunctionMarker)]
+                table[id(plugin)] = (plugin, _FixturesOnly(plugin, names))
+    except Exception:  # noqa: BLE001  (another pytest: each run scans them itself)
+        return
+
+    def parsefactories(self, node_or_obj, nodeid=fixtures.NOTSET, unittest=False):
+        known = table.get(id(node_or_obj))
+        if known is not None and known[0] is node_or_obj and nodeid is not fixtures.NOTSET:
+            node_or_obj = known[1]
+        return original(self, node_or_obj, nodeid, unittest)
+
+    fixtures.FixtureManager.parsefactories = parsefactories
 
 
 def _use_prebuilt(prebuilt, args):

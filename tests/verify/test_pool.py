@@ -315,3 +315,101 @@ def test_the_prebuilt_config_serves_only_runs_with_its_blocked_plugins(tmp_path)
     res = run_beside_the_harness(tmp_path, PREBUILT_CHECK)
     assert res.returncode == 0, res.stderr
     assert res.stdout == "ok\n"
+
+
+ARGPARSER_CHECK = r'''
+import sys
+sys.path.insert(0, sys.argv[1])
+import forkserver
+import pytest
+
+config = forkserver._preconfigure(["-q", "-p", "no:cacheprovider"])[1]
+parser = config._parser
+if int(pytest.__version__.split(".")[0]) >= 9:
+    assert "_getparser" not in vars(parser)  # pytest 9 keeps one parser itself: nothing to reuse
+    print("pytest 9")
+    raise SystemExit(0)
+first = parser._getparser()
+assert parser._getparser() is first
+assert parser.parse_known_args(["-q", "x.py"]).file_or_dir == ["x.py"]
+parser.addoption("--extra-x", dest="extra_x", default="d")  # as a plugin or a conftest would
+second = parser._getparser()
+assert second is not first and parser.parse_known_args(["--extra-x=5"]).extra_x == "5"
+parser.getgroup("new group").addoption("--y1", dest="y1")
+assert parser._getparser() is not second and parser.parse_known_args(["--y1=2"]).y1 == "2"
+print("reused")
+'''
+
+
+def test_the_servers_argparse_parser_is_built_again_only_when_options_change(tmp_path):
+    """Before pytest 9, each of a run's six command-line parses built a new argparse parser; the
+    server's config reuses one until a plugin or conftest adds an option. Run with the sandbox's
+    Python (Debian's pytest 7, where the reuse applies), not this virtualenv's."""
+    import subprocess
+
+    harness = tmp_path / "harness"
+    run_beside_the_harness(tmp_path, "")  # copies the harness files
+    path = tmp_path / "argparser.py"
+    path.write_text(ARGPARSER_CHECK)
+    res = subprocess.run(["/usr/bin/python3", "-P", "-s", "-B", str(path), str(harness)], capture_output=True,
+                         text=True, timeout=120, cwd=tmp_path)
+    assert res.returncode == 0, res.stderr
+    assert res.stdout in ("reused\n", "pytest 9\n")
+
+
+FIXTURE_SCAN_CHECK = r'''
+import json, os, sys
+sys.path.insert(0, sys.argv[1])
+import forkserver
+import pytest
+
+os.makedirs("suite", exist_ok=True)
+with open("suite/conftest.py", "w") as f:
+    f.write("import pytest\n\n@pytest.fixture(autouse=True)\ndef always():\n    return 1\n\n"
+            "@pytest.fixture\ndef tmp_path():\n    return 'overridden'\n")
+with open("suite/test_dump.py", "w") as f:
+    f.write("import json\n\ndef test_dump(request, capsys, monkeypatch, tmp_path, always):\n"
+            "    fm = request._fixturemanager\n"
+            "    defs = {k: [(d.baseid, d.func.__module__, d.func.__name__, d.scope) for d in v]\n"
+            "            for k, v in sorted(fm._arg2fixturedefs.items())}\n"
+            "    fast = sum(type(h).__name__ == '_FixturesOnly' for h in fm._holderobjseen)\n"
+            "    assert tmp_path == 'overridden' and always == 1\n"
+            "    json.dump({'defs': defs, 'autouse': fm._nodeid_autousenames, 'fast': fast},\n"
+            "              open(request.config.getoption('basetemp') or 'dump.json', 'w'))\n")
+args = ["-q", "-p", "no:cacheprovider"]
+prebuilt = forkserver._preconfigure(args)
+if int(pytest.__version__.split(".")[0]) != 7:
+    print("not pytest 7")
+    raise SystemExit(0)
+results = []
+for scan in (False, True):
+    pid = os.fork()
+    if pid == 0:
+        if scan:
+            forkserver._scan_fixtures_once(prebuilt[1].pluginmanager.get_plugins())
+        forkserver._use_prebuilt(prebuilt, args)
+        os._exit(int(pytest.main(args + ["--basetemp", "dump-%d.json" % scan, "suite"])))
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    results.append(json.load(open("dump-%d.json" % scan)))
+plain, fast = results
+assert plain["fast"] == 0 and fast["fast"] > 10, (plain["fast"], fast["fast"])
+assert plain["defs"] == fast["defs"] and plain["autouse"] == fast["autouse"]
+assert len(plain["defs"]) > 10 and len(plain["defs"]["tmp_path"]) == 2
+print("same")
+'''
+
+
+def test_the_plugins_fixtures_scanned_once_are_the_fixtures_a_run_finds_itself(tmp_path):
+    """Under pytest 7 the server scans the plugin modules for fixtures once; a run that uses the
+    scan registers the same fixtures (names, order, scopes, autouse) as one that scans itself,
+    and a conftest still overrides a builtin one. Run with the sandbox's Python (Debian's pytest 7)."""
+    import subprocess
+
+    run_beside_the_harness(tmp_path, "")
+    path = tmp_path / "fixture_scan.py"
+    path.write_text(FIXTURE_SCAN_CHECK)
+    res = subprocess.run(["/usr/bin/python3", "-P", "-s", "-B", str(path), str(tmp_path / "harness")],
+                         capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert res.stdout.endswith(("\nsame\n", "not pytest 7\n")), res.stdout
