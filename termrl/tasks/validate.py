@@ -5,6 +5,8 @@ and a do-nothing agent fails them, each in a fresh sandbox.
 from __future__ import annotations
 
 import os
+import re
+import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
@@ -73,6 +75,27 @@ def _tail(text: str, n: int = 1200) -> str:
     return text if len(text) <= n else "..." + text[-n:]
 
 
+_MODULE_FILE = re.compile(r"(?<![\w./-])([A-Za-z_]\w*)\.py\b")
+
+
+def stdlib_named_modules(task: Task) -> list[str]:
+    """Modules the task's workspace, instruction or reference solution names like a standard-library
+    module that its tests import: the tests get the standard library's (``termrl.verify.isolate``
+    never lets a workspace file stand in for it), so such a task cannot pass as written.
+
+    >>> from termrl.protocols import TaskFile
+    >>> t = Task(id="t", instruction="Write calendar.py and main.py.", tests={"test_c.py": TaskFile.text(
+    ...     "import calendar, main\\n")}, workspace={"main.py": TaskFile.text("")})
+    >>> stdlib_named_modules(t)
+    ['calendar']
+    """
+    from termrl.hacks.detectors.env.tampering import imported_by_tests
+
+    texts = [task.instruction, task.solution or "", *(p for p in task.workspace if "/" not in p.strip("./"))]
+    named = {m.group(1) for text in texts for m in _MODULE_FILE.finditer(text)}
+    return sorted(named & imported_by_tests(task) & set(sys.stdlib_module_names))
+
+
 def check_task(task: Task, backend: str = "bwrap") -> Validation:
     t0 = time.monotonic()
     row = Validation(task.id, task.meta.category, False, "invalid", "")
@@ -102,6 +125,11 @@ def check_task(task: Task, backend: str = "bwrap") -> Validation:
             return row
         if not ref.passed:
             row.reason = "reference solution fails the hidden tests: " + _tail(output)
+            shadowed = stdlib_named_modules(task)
+            if shadowed:
+                row.reason += (f"\nhint: the tests import {', '.join(f'`{m}`' for m in shadowed)}, which the task "
+                               "names like a standard-library module; the tests always get the standard "
+                               "library's. Rename the module in the task.")
             return row
         nop, _ = _attempt(task, backend, with_solution=False)
         row.nop_passed = nop.passed

@@ -641,3 +641,23 @@ def test_a_module_named_like_an_installed_package_is_still_the_agents():
     task = make_task("isolate-installed-name", {"test_cov.py": tests})
     ev = planted(task, {"coverage.py": "def ratio(a, b):\n    return a / b\n"})
     assert ev.passed, describe(ev)
+
+
+def test_a_task_whose_solution_module_is_named_like_the_standard_librarys_fails_validation_with_a_hint():
+    """Such a task cannot pass: its tests get the standard library's module. ``tasks validate``
+    says why instead of only showing the failed assertion."""
+    from dataclasses import replace
+
+    from termrl.tasks.validate import check_task
+
+    tests = """
+    def test_spread():
+        import statistics
+        assert statistics.spread([3, 1, 4]) == 3
+    """
+    task = replace(make_task("stdlib-named", {"test_spread.py": tests}),
+                   instruction="Write statistics.py with spread(xs): the largest minus the smallest.",
+                   solution="printf 'def spread(xs):\\n    return max(xs) - min(xs)\\n' > statistics.py\n")
+    row = check_task(task)
+    assert row.status == "invalid" and row.reference_passed is False, row
+    assert "hint: the tests import `statistics`" in row.reason, row.reason
