@@ -9,7 +9,8 @@ itself is imported, and every call into it runs, in one worker interpreter that 
 starts (``python3 isolate.py``) with the test process's path and working directory. A
 top-level name that the standard library also holds is the standard library's module,
 whatever the agent planted first on the path: the tests' own imports of it are never the
-agent's (installed packages are not covered: which are installed differs between machines). What the worker answers is decoded by a restricted decoder:
+agent's (installed packages are not covered: which are installed differs between machines).
+What the worker answers is decoded by a restricted decoder:
 
 - values of the builtin data types (None, bool, int, float, complex, str, bytes, list,
   tuple, dict, set, frozenset) and of stdlib value types (Decimal, Fraction, date, time,
