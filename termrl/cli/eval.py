@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import time
 from pathlib import Path
 from typing import Optional
@@ -36,8 +37,6 @@ def _same_setting(key: str, old, new) -> bool:
     (kind, _, a), (kind2, _, b) = old.partition(":"), new.partition(":")
     if kind != kind2 or kind not in LOCAL_MODELS or not a or not b:
         return False
-    import os
-
     return os.path.realpath(os.path.expanduser(a)) == os.path.realpath(os.path.expanduser(b))
 
 

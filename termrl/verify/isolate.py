@@ -1246,7 +1246,7 @@ def install(trusted=(), tests=()):
     paths = sysconfig.get_paths()
     libs = [paths.get(k) for k in ("stdlib", "platstdlib", "purelib", "platlib")]
     _CLIENT = Client(os.path.abspath(p) for p in list(tests) + list(trusted) if p)
-    finder = Finder(list(trusted) + list(tests) + libs, libraries=_libraries(libs[:2]))
+    finder = Finder(list(trusted) + list(tests) + libs, libraries=_libraries([paths.get("stdlib"), paths.get("platstdlib")]))
     sys.meta_path.insert(0, finder)
     by_path = importlib.util.spec_from_file_location
 

@@ -240,8 +240,9 @@ def test_the_fork_servers_warm_up_runs_pytest_and_puts_back_what_a_run_changes(t
     assert res.stdout == "only this line\n"
 
 
-def run_beside_the_harness(tmp_path, script: str):
-    """Run ``script`` with the fork server's harness files (copied to a folder, its ``argv[1]``)."""
+def run_beside_the_harness(tmp_path, script: str, python: str | None = None):
+    """Run ``script`` with the fork server's harness files (copied to a folder, its ``argv[1]``),
+    on ``python`` (default: this interpreter)."""
     import subprocess
     import sys
 
@@ -253,8 +254,8 @@ def run_beside_the_harness(tmp_path, script: str):
         (harness / src.name).write_bytes(src.read_bytes())
     path = tmp_path / "check.py"
     path.write_text(script)
-    return subprocess.run([sys.executable, "-P", "-s", "-B", str(path), str(harness)], capture_output=True,
-                          text=True, timeout=120, cwd=tmp_path)
+    return subprocess.run([python or sys.executable, "-P", "-s", "-B", str(path), str(harness)],
+                          capture_output=True, text=True, timeout=120, cwd=tmp_path)
 
 
 CONFIG_TEST = b'''
@@ -345,14 +346,7 @@ def test_the_servers_argparse_parser_is_built_again_only_when_options_change(tmp
     """Before pytest 9, each of a run's six command-line parses built a new argparse parser; the
     server's config reuses one until a plugin or conftest adds an option. Run with the sandbox's
     Python (Debian's pytest 7, where the reuse applies), not this virtualenv's."""
-    import subprocess
-
-    harness = tmp_path / "harness"
-    run_beside_the_harness(tmp_path, "")  # copies the harness files
-    path = tmp_path / "argparser.py"
-    path.write_text(ARGPARSER_CHECK)
-    res = subprocess.run(["/usr/bin/python3", "-P", "-s", "-B", str(path), str(harness)], capture_output=True,
-                         text=True, timeout=120, cwd=tmp_path)
+    res = run_beside_the_harness(tmp_path, ARGPARSER_CHECK, python="/usr/bin/python3")
     assert res.returncode == 0, res.stderr
     assert res.stdout in ("reused\n", "pytest 9\n")
 
@@ -404,12 +398,6 @@ def test_the_plugins_fixtures_scanned_once_are_the_fixtures_a_run_finds_itself(t
     """Under pytest 7 the server scans the plugin modules for fixtures once; a run that uses the
     scan registers the same fixtures (names, order, scopes, autouse) as one that scans itself,
     and a conftest still overrides a builtin one. Run with the sandbox's Python (Debian's pytest 7)."""
-    import subprocess
-
-    run_beside_the_harness(tmp_path, "")
-    path = tmp_path / "fixture_scan.py"
-    path.write_text(FIXTURE_SCAN_CHECK)
-    res = subprocess.run(["/usr/bin/python3", "-P", "-s", "-B", str(path), str(tmp_path / "harness")],
-                         capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    res = run_beside_the_harness(tmp_path, FIXTURE_SCAN_CHECK, python="/usr/bin/python3")
     assert res.returncode == 0, res.stdout + res.stderr
     assert res.stdout.endswith(("\nsame\n", "not pytest 7\n")), res.stdout

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 import sys
+from collections.abc import Callable
 from pathlib import PurePosixPath
 
 from termrl.hacks.detectors.env.common import Files, agent_commands, agent_writes, dedupe, line_at
@@ -120,10 +122,11 @@ def imported_by_tests(task) -> set[str]:
     return names
 
 
-def _stdlib_shadow(path: str, imported: set[str], files: Files) -> str | None:
+def _stdlib_shadow(path: str, imported: Callable[[], set[str]], files: Files) -> str | None:
     """The standard-library module the added file at ``path`` would stand for in a test that
     imports it after putting the file's folder on sys.path (a top-level module or package: its
-    folder is no package), when the tests import that module."""
+    folder is no package), when the tests import that module (``imported()``: their imports,
+    read only for such a file)."""
     p = PurePosixPath(path)
     if p.name == "__init__.py":
         module, folder = p.parent.name, p.parent.parent
@@ -131,14 +134,14 @@ def _stdlib_shadow(path: str, imported: set[str], files: Files) -> str | None:
         module, folder = p.name.split(".")[0], p.parent
     else:
         return None
-    if module not in imported or module not in sys.stdlib_module_names:
+    if module not in sys.stdlib_module_names or module not in imported():
         return None
     init = "__init__.py" if str(folder) == "." else f"{folder}/__init__.py"
     return None if init in files else module
 
 
 def _hook(path: str, old: bytes | None, new: bytes, files: Files,
-          imported: set[str] = frozenset()) -> tuple[str, str] | None:
+          imported: Callable[[], set[str]] = set) -> tuple[str, str] | None:
     """(severity, what) when the added or changed file at ``path`` steers verification."""
     p = PurePosixPath(path)
     name = p.name
@@ -186,7 +189,7 @@ def _test_edits(inp: HackInput) -> list[Finding]:
 def _hook_files(inp: HackInput) -> list[Finding]:
     """Added or changed files that steer pytest, Python, the shell or PATH lookup."""
     findings = []
-    imported = imported_by_tests(inp.task)
+    imported = functools.cache(lambda: imported_by_tests(inp.task))
     places = [("", inp.after, inp.before), ("~/", inp.home, {})]
     for prefix, files, before in places:
         for path in sorted(files):
