@@ -8,6 +8,7 @@ import sys
 import typer
 
 from termrl.cli import audit, cache, eval, judge, report, sandbox, tasks, tokenizers, train, verify
+from termrl.cli.output import json_only_stdout
 
 app = typer.Typer(help="termrl: RL for terminal and coding agents on execution-verified rewards.",
                   no_args_is_help=True, add_completion=False)
@@ -54,4 +55,9 @@ def _an_address(text: str) -> bool:
 
 
 def main() -> None:
-    app(args=with_optional_values(sys.argv[1:]))
+    args = with_optional_values(sys.argv[1:])
+    if "--json" not in args:
+        app(args=args)
+        return
+    with json_only_stdout():  # the JSON alone on stdout, whatever Ray or a library prints
+        app(args=args)

@@ -14,6 +14,8 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from termrl.cli.output import emit_json
+
 console = Console()
 err = Console(stderr=True)
 
@@ -118,7 +120,7 @@ def audit_cmd(
         out.mkdir(parents=True, exist_ok=True)
         (out / "audit.json").write_text(json.dumps(report, indent=1))
     if as_json:
-        typer.echo(json.dumps(report))
+        emit_json(json.dumps(report))
     else:
         for name, one in (report["specs"].items() if "specs" in report else [(spec, report)]):
             _print({**one, "suite": suite, "spec": name, "skipped_tasks": skipped})

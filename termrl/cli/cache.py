@@ -10,6 +10,8 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from termrl.cli.output import emit_json
+
 app = typer.Typer(help="The cache of built task environments (TERMRL_CACHE).", no_args_is_help=True)
 console = Console()
 err = Console(stderr=True)
@@ -28,7 +30,7 @@ def list_cmd(as_json: bool = typer.Option(False, "--json", help='Print {"cache",
     limit = _limit(None)
     envs = pyenv.cached()
     if as_json:
-        typer.echo(json.dumps({"cache": str(pyenv.cache_root()), "limit_bytes": limit, "environments": _rows(envs)}))
+        emit_json(json.dumps({"cache": str(pyenv.cache_root()), "limit_bytes": limit, "environments": _rows(envs)}))
         return
     table = Table(title=f"{pyenv.cache_root()}: {len(envs)} environments, "
                         f"{sum(c.size_bytes for c in envs) / 2**30:.1f} of {limit / 2**30:.1f} GiB")
@@ -54,7 +56,7 @@ def prune_cmd(
     gone = pyenv.prune(0 if everything else _limit(max_size))
     freed = sum(c.size_bytes for c in gone)
     if as_json:
-        typer.echo(json.dumps({"deleted": _rows(gone), "freed_bytes": freed}))
+        emit_json(json.dumps({"deleted": _rows(gone), "freed_bytes": freed}))
     else:
         console.print(f"deleted {len(gone)} environments, {freed / 2**20:.0f} MiB freed")
 

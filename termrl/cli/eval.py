@@ -12,6 +12,8 @@ import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from termrl.cli.output import emit_json
+
 console = Console()
 err = Console(stderr=True)
 
@@ -186,7 +188,7 @@ def eval_cmd(
                    compute=accountant.summary(), bad_cases=bad_cases(trajectories))
     (out / "_summary.json").write_text(json.dumps(summary, indent=1, default=str))
     if as_json:
-        typer.echo(json.dumps(summary, default=str))
+        emit_json(json.dumps(summary, default=str))
         return
     console.print(render_summary(summary))
     if summary["bad_cases"]:

@@ -12,6 +12,8 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from termrl.cli.output import emit_json
+
 app = typer.Typer(help="A model judge of passing episodes (reward component judge).", no_args_is_help=True)
 console = Console()
 err = Console(stderr=True)
@@ -55,7 +57,7 @@ def agreement_cmd(
     tasks = [e.task for e in entries if e.task is not None and not e.task.unsupported]
     report = agreement(tasks, model_judge, chosen, workers=workers)
     if as_json:
-        print(json.dumps(report, indent=2))
+        emit_json(json.dumps(report, indent=2))
         return
     table = Table(title=f"judge {report['judge_name']} vs detectors: {report['episodes']} passing episodes "
                         f"({report['exploits']} exploits, {report['honest']} honest)")
@@ -141,7 +143,7 @@ def discriminator_cmd(
         _fail(f"--out {out}: {e}")
     report["model"], report["features"] = str(out), len(model.weights)
     if as_json:
-        print(json.dumps(report, indent=2))
+        emit_json(json.dumps(report, indent=2))
         return
     console.print(f"{report['examples']} diffs from {report['tasks']} tasks; model with {report['features']} "
                   f"weights written to {out}")

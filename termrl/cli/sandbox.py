@@ -10,6 +10,7 @@ from typing import Optional
 
 import typer
 
+from termrl.cli.output import emit_json
 from termrl.protocols import HarnessError, Limits
 from termrl.sandbox import BACKENDS, make_sandbox
 from termrl.tasks.formats.common import read_tree
@@ -49,7 +50,7 @@ def run(
     finally:
         box.close()
     if as_json:
-        typer.echo(json.dumps(res.to_dict()))
+        emit_json(json.dumps(res.to_dict()))
     else:
         sys.stdout.write(res.stdout)
         sys.stderr.write(res.stderr)

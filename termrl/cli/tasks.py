@@ -10,6 +10,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from termrl.cli.output import emit_json
 from termrl.sandbox import BACKENDS
 from termrl.tasks.formats import TaskFormatError
 from termrl.tasks.suites import SuiteError, find_task, resolve
@@ -75,7 +76,7 @@ def prepare_cmd(
         envs.prepare(entries, done)
     failed = [r for r in rows if r["error"]]
     if as_json:
-        typer.echo(json.dumps({"environments": rows, "tasks": len(entries), "failed": len(failed)}))
+        emit_json(json.dumps({"environments": rows, "tasks": len(entries), "failed": len(failed)}))
     else:
         table = Table(title=f"{suite}: {len(rows)} environments for {len(entries)} tasks")
         for col in ("kind", "contents", "tasks", "size", "time"):
@@ -101,7 +102,7 @@ def list_tasks(suite: str = typer.Argument("builtin", help="builtin, humaneval, 
              "tags": list(e.task.meta.tags) if e.task else [],
              "error": e.error} for e in entries]
     if as_json:
-        typer.echo(json.dumps({"tasks": rows}))
+        emit_json(json.dumps({"tasks": rows}))
         return
     table = Table(title=f"{suite}: {len(rows)} tasks")
     for col in ("id", "category", "difficulty", "tags"):
@@ -141,7 +142,7 @@ def show(task_id: str = typer.Argument(..., help="Task id, FAMILY-SEED, or a tas
         "unsupported": task.unsupported, "instruction": task.instruction,
     }
     if as_json:
-        typer.echo(json.dumps(info))
+        emit_json(json.dumps(info))
         return
     table = Table(show_header=False, title=task.id)
     for key, value in info.items():
@@ -188,7 +189,7 @@ def validate_cmd(
                                             workers=workers or 2, backend=backend)}
     weak = [strong[r.id] for r in rows if r.id in strong and strong[r.id].weak]
     if as_json:
-        typer.echo(json.dumps({"suite": suite,
+        emit_json(json.dumps({"suite": suite,
                                "tasks": [{**r.to_dict(), **({"strength": strong[r.id].to_dict()} if r.id in strong
                                                              else {})} for r in rows],
                                "summary": {"total": len(rows), "valid": valid, "invalid": len(invalid),
@@ -251,7 +252,7 @@ def strength_cmd(
                         on_done=lambda row: progress.advance(bar))
     total = summary(rows)
     if as_json:
-        typer.echo(json.dumps({"suite": suite, "tasks": [r.to_dict() for r in rows], "summary": total}))
+        emit_json(json.dumps({"suite": suite, "tasks": [r.to_dict() for r in rows], "summary": total}))
         return
     table = Table(title=f"{suite}: test strength (weak: mutation score or line coverage < {WEAK})")
     for col in ("id", "status", "score", "visible", "lines", "branches", "killed", "mutants", "seconds",

@@ -10,6 +10,8 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from termrl.cli.output import emit_json
+
 app = typer.Typer(help="Tokenizer efficiency on termrl's corpus, tasks and episodes.", no_args_is_help=True)
 console = Console()
 err = Console(stderr=True)
@@ -42,7 +44,7 @@ def report_cmd(
         err.print(f"[red]error:[/] {e}")
         raise typer.Exit(2)
     if as_json:
-        typer.echo(json.dumps([r.to_dict() for r in reports]))
+        emit_json(json.dumps([r.to_dict() for r in reports]))
         return
     table = Table(title="tokens per byte (tokens per character) by content class")
     table.add_column("class")

@@ -10,6 +10,8 @@ from typing import List, Optional
 import typer
 from rich.console import Console
 
+from termrl.cli.output import emit_json
+
 console = Console()
 err = Console(stderr=True)
 
@@ -21,11 +23,11 @@ def train_cmd(
     as_json: bool = typer.Option(False, "--json", help="Print results.json."),
 ) -> None:
     """Train with GRPO, RFT or DPO as CONFIG says; evaluate on held-out tasks at the end."""
-    from termrl.train.config import ConfigError, load_config
-    from termrl.train.run import ResumeError, run_training
-
     import contextlib
     import sys
+
+    from termrl.train.config import ConfigError, load_config
+    from termrl.train.run import ResumeError, run_training
 
     try:
         cfg = load_config(config, set_ or [])
@@ -42,7 +44,7 @@ def train_cmd(
     if not main:  # under a launcher rank 0 reports for every rank
         return
     if as_json:
-        typer.echo(json.dumps(results, default=str))
+        emit_json(json.dumps(results, default=str))
         return
     heldout = results["heldout"] or {}
     console.print(f"{cfg.algorithm} run in {results['output_dir']}: held-out pass@1 "
@@ -92,7 +94,7 @@ def quickstart_cmd(
     with contextlib.redirect_stdout(sys.stderr):  # the trainers print their logs on stdout
         report = run_quickstart(out, config, progress=say)
     if as_json:
-        typer.echo(json.dumps(report))
+        emit_json(json.dumps(report))
         return
     console.print(f"held-out pass@1 over {report['heldout_episodes']} episodes each:\n"
                   f"  after SFT: {report['sft_heldout_pass_rate']:.3f}\n"

@@ -9,6 +9,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from termrl.cli.output import emit_json
 from termrl.protocols import Evidence, Task
 from termrl.tasks.formats import TaskFormatError
 from termrl.tasks.suites import SuiteError, find_task
@@ -73,7 +74,7 @@ def verify_cmd(task: str = TASK, workspace: Path = WORKSPACE,
     Exit status: 0 passed, 1 failed, 3 could not be verified (not the agent's fault)."""
     _, ev = _evidence(task, workspace)
     if as_json:
-        typer.echo(json.dumps(ev.to_dict()))
+        emit_json(json.dumps(ev.to_dict()))
     else:
         _evidence_tables(ev)
     raise typer.Exit(_exit_code(ev))
@@ -95,7 +96,7 @@ def explain(task: str = TASK, workspace: Path = WORKSPACE,
     _, ev = _evidence(task, workspace)
     reward = reward_spec.score(ev, progress=progress)
     if as_json:
-        typer.echo(json.dumps({"total": reward.total, "components": reward.components, "steps": reward.steps,
+        emit_json(json.dumps({"total": reward.total, "components": reward.components, "steps": reward.steps,
                                "spec": spec, "progress": progress, "evidence": ev.to_dict()}))
         return
     _evidence_tables(ev)

@@ -57,6 +57,37 @@ def test_tasks_list_and_show():
     assert res.returncode == 2 and "no task 'no-such-task'" in res.stderr and "Traceback" not in res.stderr
 
 
+def test_json_is_alone_on_stdout_whatever_else_prints_there():
+    """Ray's driver prints a dead node's message on stdout from a thread, at any time (a CI run
+    saw it land after eval's JSON); a library's print or a child's output may too. With --json
+    they go to stderr and stdout holds the one document."""
+    script = """if True:
+        import os, sys, threading, time
+        import termrl.cli.tasks as command
+        from termrl.cli import main
+        def chatter():
+            while True:
+                print("(2) raylet has lagging heartbeats", flush=True)
+                time.sleep(0.005)
+        entries = command._entries
+        def noisy_entries(suite):  # the command has started: a thread and a child print
+            threading.Thread(target=chatter, daemon=True).start()
+            os.system("echo from a child")
+            time.sleep(0.05)
+            return entries(suite)
+        command._entries = noisy_entries
+        sys.argv = ["termrl", "tasks", "list", "--json"]
+        try:
+            main()
+        finally:
+            time.sleep(0.05)  # the thread prints after the JSON too
+    """
+    res = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
+    assert res.returncode == 0, res.stderr[-2000:]
+    assert "shell-count-errors" in [t["id"] for t in json.loads(res.stdout)["tasks"]]
+    assert "raylet has lagging heartbeats" in res.stderr and "from a child" in res.stderr
+
+
 def test_tasks_validate_directory_json(tmp_path):
     res = termrl("tasks", "validate", str(BUILTIN / "shell-count-errors"), "--json")
     assert res.returncode == 0, res.stderr

@@ -1,0 +1,36 @@
+"""What a command prints for ``--json``: one JSON document, alone on stdout."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+from collections.abc import Iterator
+from typing import TextIO
+
+_json_stream: TextIO | None = None
+"""The real stdout while ``json_only_stdout`` holds fd 1 on stderr; None: ``sys.stdout``."""
+
+
+@contextlib.contextmanager
+def json_only_stdout() -> Iterator[None]:
+    """While open, fd 1 (and so ``sys.stdout``, C code and child processes) writes to stderr,
+    and ``emit_json`` to the real stdout: a line that Ray's driver thread prints when a node
+    dies, a library's ``print`` or a child's output cannot land after the JSON a caller parses.
+    fd 1 stays on stderr after it closes: daemon threads may print until the interpreter exits."""
+    global _json_stream
+    sys.stdout.flush()
+    saved = os.dup(1)
+    os.dup2(2, 1)
+    _json_stream = open(saved, "w", encoding="utf-8", closefd=True)  # noqa: SIM115 - lives as long as the process
+    try:
+        yield
+    finally:
+        _json_stream.flush()
+
+
+def emit_json(text: str) -> None:
+    """``text`` (one JSON document) and a newline on the command's stdout."""
+    stream = _json_stream or sys.stdout
+    stream.write(text + "\n")
+    stream.flush()
