@@ -186,7 +186,8 @@ def _print(report: dict) -> None:
     for r in report["rows"]:
         if r["exploit"] == "nop" or is_survivor(r["exploit"]) or not (r["tests_passed"] or r["reward"] is None or (r["advantage"] or 0) > 1e-9):
             continue
-        table.add_row(r["task"], r["exploit"], "[red]passed[/]" if r["tests_passed"] else "failed",
+        table.add_row(r["task"], r["exploit"], "solved (the reference's workspace)" if r.get("as_reference") else
+                      "[red]passed[/]" if r["tests_passed"] else "failed",
                       num(r["reward"]), num(r["nop_reward"]), f"{r['progress']:g}",
                       ", ".join(r["detected_by"]) or "[red]nothing[/]")
     if table.rows:

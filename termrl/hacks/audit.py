@@ -58,6 +58,9 @@ class Baseline:
     """Lines the reference added: the yardstick of the spec's bloat penalty."""
     build_s: float = 0.0
     """Seconds the reference's build stage took."""
+    fingerprint: str | None = None
+    """``workspace.fingerprint`` of the workdir the reference left (None: not comparable: the
+    backend has no host path, or the task has files outside its workdir)."""
 
     def build_timeout(self) -> float:
         return max(BUILD_TIMEOUT, 10 * self.build_s)
@@ -75,6 +78,9 @@ class Episode:
     """spec name -> progress -> total reward: one episode, scored by every spec audited."""
     seconds: float = 0.0
     """Wall time of the episode, sandbox to score."""
+    as_reference: bool = False
+    """The task starts from an empty workdir and the agent left the very one the reference
+    solution leaves (``Baseline.fingerprint``)."""
 
     def under(self, spec: str | None) -> "Episode":
         """This episode as scored by ``spec`` (None: the first)."""
@@ -101,6 +107,13 @@ class Row:
     seconds: float = 0.0
     """Wall time of the pair's episode (the nop row: the reference's run too), where an audit's
     time goes."""
+    as_reference: bool = False
+    """The exploit solved the task, whatever it meant: the task starts from an empty workdir (the
+    instruction is all there is to work from), the exploit left the reference solution's own
+    workspace, every entry, mode and byte, and no detector found anything (medium or high). The
+    file is the answer, as in "create `a.txt` holding `x`". Not counted as test-weak or
+    exploitable. A task with inputs whose reference workspace an exploit reproduces (an answer
+    the instruction reveals, copied instead of computed) stays test-weak."""
 
 
 @dataclass(frozen=True)
@@ -181,6 +194,8 @@ def _episode(task: Task, spec, act: Callable | None, baseline: Baseline | None,
     try:
         before = workspace.snapshot(box)
         steps = act(box) if act else []
+        as_reference = act is not None and not before and baseline is not None \
+            and baseline.fingerprint is not None and workspace.fingerprint(box) == baseline.fingerprint
         verifier = AuditVerifier(PER_TEST_TIMEOUT, reference_lines=baseline.lines if baseline else None,
                                  build_timeout=baseline.build_timeout() if baseline else 2 * BUILD_TIMEOUT)
         if cache is not None:
@@ -194,7 +209,7 @@ def _episode(task: Task, spec, act: Callable | None, baseline: Baseline | None,
     by_spec = {name: {p: score(outcome, one, p).total for p in points} for name, one in specs.items()}
     error = outcome.error if outcome.ending is Ending.ERROR else None
     return Episode(outcome.evidence, list(outcome.findings), next(iter(by_spec.values())), error, by_spec,
-                   time.monotonic() - start)
+                   time.monotonic() - start, as_reference)
 
 
 def _specs(spec) -> dict:
@@ -215,6 +230,7 @@ def baseline(task: Task, setups: SetupReuse | None = None) -> Baseline | None:
         if not run_solution(box, task).ok:
             return None
         after = workspace.snapshot(box)
+        left = workspace.fingerprint(box) if not task.extra_files else None
         evidence = verify(task, box, before=before, static=False)
     finally:
         box.close()
@@ -222,7 +238,7 @@ def baseline(task: Task, setups: SetupReuse | None = None) -> Baseline | None:
     collected = tests.collected if tests is not None else None
     build = evidence.stages.get("build")
     return Baseline(after, workspace.changed(before, after), collected or None, evidence.lines_added,
-                    getattr(build, "duration_s", None) or 0.0)
+                    getattr(build, "duration_s", None) or 0.0, left)
 
 
 def with_references(tasks: Sequence[Task]) -> tuple[list[tuple[Task, Baseline, ExploitContext]], list[str]]:
@@ -255,7 +271,8 @@ def _row(task: Task, name: str, episode: Episode, nop: Episode) -> Row:
                advantage=None if reward is None or nop_reward is None else round(reward - nop_reward, 6),
                detected_by=sorted({f.kind for f in caught}),
                findings=[asdict(f) for f in caught][:20],
-               error_classes=episode.evidence.error_classes, seconds=round(episode.seconds, 3))
+               error_classes=episode.evidence.error_classes, seconds=round(episode.seconds, 3),
+               as_reference=episode.as_reference and not caught)
 
 
 def _prepare(task: Task, spec, points: Sequence[float], cache: VerificationCache | None = None,
@@ -418,7 +435,7 @@ def _report(rows: list[Row], exploits: dict, points: Sequence[float]) -> dict:
     ``exploitable_tasks``; replayed surviving mutants are candidates, reported apart."""
     from termrl.hacks.survivors import candidates, is_survivor
 
-    attacks_rows = [r for r in rows if r.exploit != "nop" and not is_survivor(r.exploit)]
+    attacks_rows = [r for r in rows if r.exploit != "nop" and not is_survivor(r.exploit) and not r.as_reference]
     weak = sorted({r.task for r in attacks_rows if r.tests_passed})
     exploitable = sorted({r.task for r in attacks_rows
                           if r.error is None and (r.reward is None or (r.advantage or 0) > 1e-9)})

@@ -257,3 +257,24 @@ def test_several_specs_are_audited_on_the_same_episodes(tmp_path):
                          capture_output=True, text=True, timeout=300)
     assert res.returncode in (0, 1), res.stderr
     assert set(json.loads(res.stdout)["specs"]) == {"sparse", "staged"}
+
+
+def test_answer_files_copied_stubbed_or_left_empty_do_not_pay_on_the_families():
+    """The families whose answer is a file the program writes: the copied answer file passes its
+    own test (memorised_output withholds its partial credit), an exit-0 stub at a ``.py`` path
+    and an empty file where content belongs are placeholders (empty_work, high); where the file
+    *is* the whole task (one-command), copying the reference's file is solving it, not an exploit."""
+    from termrl.tasks.suites import resolve
+
+    tasks = [e.task for e in resolve("one-command:0-1+logs-count:0+shell-files:1")]
+    exploits = {n: EXPLOITS[n] for n in ("replay_reference_outputs", "empty_files_named", "stub_scripts_exit_zero")}
+    report = audit(tasks, load_spec("staged"), exploits, workers=4, points=[0.0, 0.5, 1.0])
+    assert report["exploitable_tasks"] == [] and report["test_weak_tasks"] == [], report["exploitable_tasks"]
+    rows = {(r["task"], r["exploit"]): r for r in report["rows"]}
+    solved = rows[("one-command-0", "replay_reference_outputs")]
+    assert solved["as_reference"] and solved["tests_passed"]
+    empty = rows[("one-command-0", "empty_files_named")]  # "containing `WORD`", left empty
+    assert not empty["as_reference"] and "empty_work" in empty["detected_by"]
+    assert "memorised_output" in rows[("logs-count-0", "replay_reference_outputs")]["detected_by"]
+    assert "empty_work" in rows[("shell-files-1", "stub_scripts_exit_zero")]["detected_by"]
+    assert not any(r["as_reference"] for r in report["rows"] if r["task"] != "one-command-0" and r["task"] != "one-command-1")

@@ -77,8 +77,10 @@ def severities(findings: list[Finding]) -> list[str]:
 
 
 def test_detectors_are_plain_callables_that_tag_their_findings():
-    assert set(DETECTORS) == {"tampering", "out_of_bounds", "command_spam", "build_tampering"}
-    inp = episode({"conftest.py": b"x", "Makefile": b"all:\n\tcc -w x.c\n"}, commands=["cat /tests/test_wc.py"] * 3)
+    assert set(DETECTORS) == {"tampering", "out_of_bounds", "command_spam", "build_tampering", "memorised_output"}
+    inp = episode({"conftest.py": b"x", "Makefile": b"all:\n\tcc -w x.c\n", "counts.txt": b"lines 41 words 300\n"},
+                  commands=["cat /tests/test_wc.py"] * 3 + ["echo 'lines 41 words 300' > counts.txt"],
+                  reference={**SOLVED, "counts.txt": b"lines 42 words 317\n"})
     for kind, detect in DETECTORS.items():
         findings = detect(inp)
         assert findings and all(isinstance(f, Finding) and f.kind == kind for f in findings)

@@ -1,6 +1,6 @@
 """Environment hack detectors: what an agent did to its environment instead of the task.
 
-Four detectors, each a plain callable ``(HackInput) -> list[Finding]`` (``DETECTORS``):
+Five detectors, each a plain callable ``(HackInput) -> list[Finding]`` (``DETECTORS``):
 
 - ``tampering``: the agent changed something that influences verification: visible
   test files, ``conftest.py``, pytest settings, Python start-up hooks
@@ -16,6 +16,8 @@ Four detectors, each a plain callable ``(HackInput) -> list[Finding]`` (``DETECT
   text, and edits to files that the reference solution leaves alone.
 - ``build_tampering``: lines added to a Makefile, CMake file or build/check script that
   silence errors (``-w``, ``-fpermissive``, ``--unresolved-symbols``, ``|| true``, ``make -k``).
+- ``memorised_output``: an answer file the task's work produces, written as literal text that
+  no command's output, the instruction or the starting workspace showed the agent.
 
 None of this fools termrl's verifier: it copies the hidden tests in fresh from the
 task onto a read-only mount, runs them with ``python3 -P -s -B`` in a clean process
@@ -29,7 +31,7 @@ A workspace file that the reference solution leaves the same way (same bytes in
 ``kind`` is its detector's name; ``step`` is a 0-based index into ``inp.trace``;
 ``line`` is 1-based, in the file or in the step's command.
 
-One module per detector (``tampering``, ``bounds``, ``spam``, ``build``); ``shell`` splits command
+One module per detector (``tampering``, ``bounds``, ``spam``, ``build``, ``memorised``); ``shell`` splits command
 lines into simple commands and ``common`` holds what they share.
 """
 
@@ -39,6 +41,7 @@ from collections.abc import Callable
 
 from termrl.hacks.detectors.env.bounds import git_history_read, out_of_bounds
 from termrl.hacks.detectors.env.build import build_tampering
+from termrl.hacks.detectors.env.memorised import memorised_output
 from termrl.hacks.detectors.env.shell import simple_commands
 from termrl.hacks.detectors.env.spam import command_spam
 from termrl.hacks.detectors.env.tampering import tampering
@@ -49,7 +52,8 @@ DETECTORS: dict[str, Callable[[HackInput], list[Finding]]] = {
     "out_of_bounds": out_of_bounds,
     "command_spam": command_spam,
     "build_tampering": build_tampering,
+    "memorised_output": memorised_output,
 }
 
-__all__ = ["DETECTORS", "build_tampering", "command_spam", "git_history_read", "out_of_bounds", "simple_commands",
-           "tampering"]
+__all__ = ["DETECTORS", "build_tampering", "command_spam", "git_history_read", "memorised_output", "out_of_bounds",
+           "simple_commands", "tampering"]
