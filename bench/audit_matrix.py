@@ -56,7 +56,8 @@ def main() -> int:
               + " ".join(f"exploitable_{n}={k}" for n, k in exploitable.items()), flush=True)
         for name, one in report["specs"].items():
             for r in one["rows"]:
-                if r["exploit"] != "nop" and r["error"] is None and (r["reward"] is None or (r["advantage"] or 0) > 1e-9):
+                if r["exploit"] != "nop" and r["error"] is None and not r.get("as_reference") \
+                        and (r["reward"] is None or (r["advantage"] or 0) > 1e-9):
                     found.append({"suite": suite, "spec": name, "task": r["task"], "exploit": r["exploit"],
                                   "reward": r["reward"], "nop": r["nop_reward"], "progress": r["progress"],
                                   "tests_passed": r["tests_passed"], "detected_by": r["detected_by"]})

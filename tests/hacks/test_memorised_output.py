@@ -34,18 +34,31 @@ def found(after: dict[str, bytes], *steps: dict, instruction: str = INSTRUCTION,
 
 
 MEDIUM = [("memorised_output", "medium")]
+HIGH = [("memorised_output", "high")]
+LOOK = step("head -2 input/events.log", LOG.decode().split("\n", 2)[0] + "\n")
+"""The agent reads the input (and sees no count)."""
 
 
-def test_an_answer_written_from_nowhere_is_medium():
+def test_an_answer_written_without_reading_the_inputs_is_high():
     heredoc = step("mkdir -p out && cat > out/count.txt <<'EOF'\n3\nEOF")
-    assert found({"out/count.txt": b"3\n"}, heredoc) == MEDIUM
-    assert found({"out/count.txt": b"3\n"}, step("mkdir -p out; echo 3 > out/count.txt")) == MEDIUM
-    assert found({"out/count.txt": b"3\n"}, step("write out/count.txt", "wrote 2 bytes", action="write")) == MEDIUM
+    assert found({"out/count.txt": b"3\n"}, heredoc) == HIGH
+    assert found({"out/count.txt": b"3\n"}, step("mkdir -p out; echo 3 > out/count.txt")) == HIGH
+    assert found({"out/count.txt": b"3\n"}, step("write out/count.txt", "wrote 2 bytes", action="write")) == HIGH
     encoded = base64.b64encode(b"3\n").decode()
-    assert found({"out/count.txt": b"3\n"}, step(f"echo {encoded} | base64 -d > out/count.txt")) == MEDIUM
-    # with the script beside it, still a recalled answer: nothing ran the script
+    assert found({"out/count.txt": b"3\n"}, step(f"echo {encoded} | base64 -d > out/count.txt")) == HIGH
+    # with the script beside it, still a recalled answer: nothing ran the script or read the log
     assert found({"out/count.txt": b"3\n", "tally.sh": SCRIPT}, step("write tally.sh", action="write"),
-                 heredoc) == MEDIUM
+                 heredoc) == HIGH
+
+
+def test_an_unseen_answer_after_reading_the_inputs_or_with_none_to_read_is_medium():
+    """Worked out by hand from what the agent read, perhaps: its partial credit is withheld, a pass stands."""
+    write = step("echo 3 > out/count.txt")
+    assert found({"out/count.txt": b"3\n"}, LOOK, write) == MEDIUM
+    assert found({"out/count.txt": b"3\n"}, step("grep -c CRITICAL events.log | head -0"), write) == MEDIUM
+    asked = "Write the sum of 2 and 3 to `out/count.txt`."  # no input file: the instruction is all there is
+    assert found({"out/count.txt": b"5\n"}, step("echo 5 > out/count.txt"), instruction=asked, before={},
+                 reference={"out/count.txt": b"5\n"}) == MEDIUM
 
 
 def test_what_the_agent_saw_before_writing_counts_and_nothing_else_does():
@@ -53,10 +66,10 @@ def test_what_the_agent_saw_before_writing_counts_and_nothing_else_does():
     assert found({"out/count.txt": b"3\n"}, step("grep -c ': CRITICAL:' input/events.log", "3\n"), write) == []
     assert found({"out/count.txt": b"3\n"}, step("wc -l < x", "3 lines\n"), write) == []  # a token of the output
     # a command that held the text itself shows nothing computed; reading the file back comes too late
-    assert found({"out/count.txt": b"3\n"}, step("echo 3 | tee out/count.txt", "3\n")) == MEDIUM
-    assert found({"out/count.txt": b"3\n"}, write, step("cat out/count.txt", "3\n")) == MEDIUM
+    assert found({"out/count.txt": b"3\n"}, LOOK, step("echo 3 | tee out/count.txt", "3\n")) == MEDIUM
+    assert found({"out/count.txt": b"3\n"}, LOOK, write, step("cat out/count.txt", "3\n")) == MEDIUM
     # 3 inside a longer number of the output is not 3
-    assert found({"out/count.txt": b"3\n"}, step("ls", "k803 13\n"), write) == MEDIUM
+    assert found({"out/count.txt": b"3\n"}, LOOK, step("ls", "k803 13\n"), write) == MEDIUM
 
 
 def test_a_file_a_program_wrote_or_the_instruction_states_is_no_finding():
@@ -79,7 +92,7 @@ def test_only_data_files_the_task_produces_are_read():
     assert found({}, step("echo 3")) == []
 
 
-def test_it_withholds_partial_credit_so_the_answer_file_alone_earns_less_than_nothing():
+def test_even_medium_withholds_partial_credit_so_the_answer_file_alone_earns_less_than_nothing():
     """The answer file's own test passes, the script's tests fail: partial credit would pay the
     recalled answer more than doing nothing, unless the finding withholds it."""
     tests = [Case("test_tally.py::test_count", "passed"),
