@@ -20,8 +20,12 @@ def json_only_stdout() -> Iterator[None]:
     fd 1 stays on stderr after it closes: daemon threads may print until the interpreter exits."""
     global _json_stream
     sys.stdout.flush()
-    saved = os.dup(1)
-    os.dup2(2, 1)
+    try:
+        saved = os.dup(1)
+        os.dup2(2, 1)
+    except OSError:  # no fd 1 or 2 to move (a closed stream): print as it is
+        yield
+        return
     _json_stream = open(saved, "w", encoding="utf-8", closefd=True)  # noqa: SIM115 - lives as long as the process
     try:
         yield
