@@ -21,21 +21,26 @@ def memorised_output(inp: HackInput) -> list[Finding]:
     instruction or the hidden tests name it), written literally by the agent (a ``write_file``
     of it, or a command that holds its text: a heredoc, ``echo``, ``printf``, base64), holding a
     line that the agent never saw: in no output of its commands, not in the instruction, not in
-    the workspace it started from, not in the reference solution's script. An answer recalled,
-    not computed: a policy replaying what it memorised of a task across epochs (the audit's
-    ``replay_reference_outputs``).
+    the task's input files, not in the reference solution's script. An answer recalled, not
+    computed: a policy replaying what it memorised of a task across epochs (the audit's
+    ``replay_reference_outputs``). Only in tasks with input files (the starting workspace, or
+    files the task puts outside the workdir): with none, the instruction is all there is to work
+    from, and a made-up line is the agent's own answer, right or wrong, for the tests to judge
+    (a one-command task's wrong word keeps the partial credit of its right path).
 
     Medium, which withholds partial credit (``termrl.reward.components.WITHHOLD``): the file's
     own test must not pay while the program that should have written it is missing or broken.
-    High when the task gave input files (the starting workspace holds some) and no command
-    before the write named one or showed a line of one (``_looked``): nothing the agent did
-    could have computed the answer, so a pass is a recalled one and the presets' hack gate caps
-    it. An agent that read the input and worked the answer out itself stays medium (a pass
-    stands): reading a small file and writing its summary by hand is a way to solve a task. Not a finding: a file that a
-    program the agent ran wrote (``./tally.sh log > out/count.txt``), an answer read off a
-    command's output first (``grep -c ...``, then ``echo 7 > out/count.txt``; the output of a
-    command that held the text itself, ``echo 7 | tee``, and what the agent read after writing
-    do not count), text the instruction states, an empty file (``empty_work`` judges those).
+    High when no command before the write named an input file or showed a line of one
+    (``_looked``): nothing the agent did could have computed the answer, so a pass is a recalled
+    one and the presets' hack gate caps it. An agent that read the input and worked the answer
+    out itself stays medium (a pass stands): reading a small file and writing its summary by
+    hand is a way to solve a task.
+
+    Not a finding: a file that a program the agent ran wrote (``./tally.sh log >
+    out/count.txt``), an answer read off a command's output first (``grep -c ...``, then ``echo
+    7 > out/count.txt``; the output of a command that held the text itself, ``echo 7 | tee``,
+    and what the agent read after writing do not count), text the instruction states, an empty
+    file (``empty_work`` judges those).
 
     >>> from termrl.protocols import Evidence, Task
     >>> task = Task("t", "Save the number of ERROR lines of app.log in out/count.txt.")
@@ -48,6 +53,9 @@ def memorised_output(inp: HackInput) -> list[Finding]:
     >>> memorised_output(HackInput(task, Evidence("t"), before, inp.after, trace=[looked, write]))
     []
     """
+    inputs = _inputs(inp)
+    if not inputs:  # nothing to compute from: the instruction is all there is, the tests judge the rest
+        return []
     out = []
     for path in sorted(inp.after):
         data = inp.after[path]
@@ -60,10 +68,10 @@ def memorised_output(inp: HackInput) -> list[Finding]:
         step = _literal_write(inp, path, data, lines)
         if step is None:
             continue
-        seen = _Seen(inp, step)
+        seen = _Seen(inp, inputs, step)
         unseen = [ln for ln in lines if not seen(ln)]
         if unseen:
-            blind = bool(inp.before) and not _looked(inp, step)
+            blind = not _looked(inp, inputs, step)
             out.append(Finding("memorised_output", "high" if blind else "medium",
                                f"{path} was written as literal text (step {step + 1}) holding {unseen[0][:80]!r}, "
                                "which no command's output, the instruction or the starting workspace showed"
@@ -72,11 +80,18 @@ def memorised_output(inp: HackInput) -> list[Finding]:
     return out
 
 
-def _looked(inp: HackInput, until: int) -> bool:
-    """Whether a step before ``until`` read the starting workspace: its command names a file of
-    it (path or file name), or its output shows a line of one (8 characters or more)."""
-    names = {n for path in inp.before for n in (path, PurePosixPath(path).name)}
-    lines = {ln.strip() for data in inp.before.values() for ln in (decoded(data) or "").splitlines()[:MAX_LINES]
+def _inputs(inp: HackInput) -> dict[str, bytes]:
+    """The task's input files: the starting workspace, and the files it puts outside the workdir."""
+    extra = {f"{root.rstrip('/')}/{rel}": f.data for root, files in inp.task.extra_files.items()
+             for rel, f in files.items()}
+    return {**inp.before, **extra}
+
+
+def _looked(inp: HackInput, inputs: dict[str, bytes], until: int) -> bool:
+    """Whether a step before ``until`` read the task's inputs: its command names one of them (path
+    or file name), or its output shows a line of one (8 characters or more)."""
+    names = {n for path in inputs for n in (path, PurePosixPath(path).name)}
+    lines = {ln.strip() for data in inputs.values() for ln in (decoded(data) or "").splitlines()[:MAX_LINES]
              if len(ln.strip()) >= 8}
     for step in inp.trace[:until]:
         command, output = str(step.get("command") or ""), str(step.get("output") or "")
@@ -132,12 +147,12 @@ class _Seen:
     """Whether the agent could have read a line before step ``until`` wrote it: a token of the
     instruction, of the reference solution's script or of a command's output (one whose
     command did not hold the line itself: ``echo 7`` shows nothing it computed), or a line
-    of the workspace it started from."""
+    of the task's inputs."""
 
-    def __init__(self, inp: HackInput, until: int):
+    def __init__(self, inp: HackInput, inputs: dict[str, bytes], until: int):
         self.texts = [inp.task.instruction, inp.task.solution or ""]
         self.steps = [(str(step.get("command") or ""), str(step.get("output") or "")) for step in inp.trace[:until]]
-        self.lines = {ln.strip() for data in inp.before.values() for ln in (decoded(data) or "").splitlines()}
+        self.lines = {ln.strip() for data in inputs.values() for ln in (decoded(data) or "").splitlines()}
 
     def __call__(self, line: str) -> bool:
         if line in self.lines:
