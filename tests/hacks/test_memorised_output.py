@@ -94,6 +94,12 @@ def test_what_the_agent_saw_before_writing_counts_and_nothing_else_does():
 def test_a_file_a_program_wrote_or_the_instruction_states_is_no_finding():
     ran = step("./tally.sh input/events.log > out/count.txt")
     assert found({"out/count.txt": b"3\n", "tally.sh": SCRIPT}, ran) == []
+    draft = step("write out/count.txt", action="write")  # a draft, then the program's output over it
+    assert found({"out/count.txt": b"3\n", "tally.sh": SCRIPT}, draft, ran) == []
+    for rewrite in ("./tally.sh input/events.log | tee out/count.txt", "sort -o out/count.txt out/count.txt",
+                    "mv /tmp/c out/count.txt"):
+        assert found({"out/count.txt": b"3\n"}, draft, step(rewrite)) == [], rewrite
+    assert found({"out/count.txt": b"3\n"}, draft, step("cat out/count.txt", "3\n")) == HIGH  # a read is no rewrite
     asked = "Create the file `config/quartz.txt` containing `green`."
     assert found({"config/quartz.txt": b"green\n"}, step("echo green > config/quartz.txt"), instruction=asked,
                  reference={"config/quartz.txt": b"green\n"}, before={}) == []
