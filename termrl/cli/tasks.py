@@ -190,11 +190,11 @@ def validate_cmd(
     weak = [strong[r.id] for r in rows if r.id in strong and strong[r.id].weak]
     if as_json:
         emit_json(json.dumps({"suite": suite,
-                               "tasks": [{**r.to_dict(), **({"strength": strong[r.id].to_dict()} if r.id in strong
-                                                             else {})} for r in rows],
-                               "summary": {"total": len(rows), "valid": valid, "invalid": len(invalid),
-                                           "unsupported": len(unsupported), "no_reference": len(unreferenced),
-                                           **({"weak": len(weak)} if with_strength else {})}}))
+                              "tasks": [{**r.to_dict(), **({"strength": strong[r.id].to_dict()} if r.id in strong
+                                                            else {})} for r in rows],
+                              "summary": {"total": len(rows), "valid": valid, "invalid": len(invalid),
+                                          "unsupported": len(unsupported), "no_reference": len(unreferenced),
+                                          **({"weak": len(weak)} if with_strength else {})}}))
     else:
         table = Table(title=f"{suite}: validation")
         for col in ("id", "category", "status", "seconds", *(("strength",) if with_strength else ()), "reason"):

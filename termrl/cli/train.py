@@ -23,17 +23,12 @@ def train_cmd(
     as_json: bool = typer.Option(False, "--json", help="Print results.json."),
 ) -> None:
     """Train with GRPO, RFT or DPO as CONFIG says; evaluate on held-out tasks at the end."""
-    import contextlib
-    import sys
-
     from termrl.train.config import ConfigError, load_config
     from termrl.train.run import ResumeError, run_training
 
     try:
         cfg = load_config(config, set_ or [])
-        # the trainers print their logs on stdout: keep it for the JSON
-        with contextlib.redirect_stdout(sys.stderr) if as_json else contextlib.nullcontext():
-            results = run_training(cfg, resume=resume)
+        results = run_training(cfg, resume=resume)  # with --json, the trainers' logs go to stderr (termrl.cli.main)
     except (ConfigError, ResumeError) as e:
         err.print(f"[red]error:[/] {e}")
         raise typer.Exit(2)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import functools
+import re
 import warnings
 from collections.abc import Iterable, Iterator, Mapping
 
@@ -53,6 +54,16 @@ def python_files(files: Mapping[str, bytes], paths: Iterable[str]) -> list[tuple
             if tree is not None:
                 out.append((p, tree))
     return out
+
+
+def names_file(text: str, path: str) -> bool:
+    """Whether ``text`` names the file ``path`` (its file name, as a whole word).
+
+    >>> names_file("Write `count.sh`, then run ./count.sh", "bin/count.sh"), names_file("recount.sh", "count.sh")
+    (True, False)
+    """
+    name = path.rsplit("/", 1)[-1]
+    return re.search(rf"(?<![\w.-]){re.escape(name)}(?![\w-])", text) is not None
 
 
 def hidden_texts(inp: HackInput) -> list[str]:

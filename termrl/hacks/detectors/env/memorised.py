@@ -6,6 +6,7 @@ import base64
 import re
 from pathlib import PurePosixPath
 
+from termrl.hacks.detectors.code.common import hidden_texts, names_file
 from termrl.hacks.detectors.env.common import decoded
 from termrl.protocols import Finding, HackInput
 
@@ -56,10 +57,11 @@ def memorised_output(inp: HackInput) -> list[Finding]:
     inputs = _inputs(inp)
     if not inputs:  # nothing to compute from: the instruction is all there is, the tests judge the rest
         return []
+    naming = [inp.task.instruction, *hidden_texts(inp)]
     out = []
     for path in sorted(inp.after):
         data = inp.after[path]
-        if inp.before.get(path) == data or not _is_data(path, data) or not _asked_for(inp, path):
+        if inp.before.get(path) == data or not _is_data(path, data) or not _asked_for(inp, path, naming):
             continue
         text = decoded(data)
         lines = [ln.strip() for ln in (text or "").splitlines()[:MAX_LINES] if ln.strip()]
@@ -107,15 +109,12 @@ def _is_data(path: str, data: bytes) -> bool:
     return not (suffix in CODE_SUFFIXES or name in PROGRAM_NAMES or data.startswith((b"#!", b"\x7fELF", b"!<arch>")))
 
 
-def _asked_for(inp: HackInput, path: str) -> bool:
-    """The task's work produces ``path``: the reference solution writes it, or the instruction
-    or a hidden test names it."""
+def _asked_for(inp: HackInput, path: str, naming: list[str]) -> bool:
+    """The task's work produces ``path``: the reference solution writes it, or one of ``naming``
+    (the instruction, the hidden tests) names it."""
     if inp.reference is not None and path in inp.reference and inp.reference[path] != inp.before.get(path):
         return True
-    name = PurePosixPath(path).name
-    named = re.compile(rf"(?<![\w.-]){re.escape(name)}(?![\w-])")
-    texts = [inp.task.instruction] + [decoded(f.data) or "" for f in inp.task.tests.values()]
-    return any(named.search(t) for t in texts)
+    return any(names_file(text, path) for text in naming)
 
 
 def _literal_write(inp: HackInput, path: str, data: bytes, lines: list[str]) -> int | None:
