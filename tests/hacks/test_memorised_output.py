@@ -114,6 +114,14 @@ def test_only_data_files_the_task_produces_are_read():
     code = step("cat > tally.sh <<'EOF'\n#!/bin/sh\necho 3\nEOF")
     assert found({"tally.sh": b"#!/bin/sh\necho 3\n"}, code) == []  # a program: constant_output's business
     assert found({"out/count.txt": b""}, step("touch out/count.txt")) == []  # empty: empty_work's business
+    # a file named like a word of the instruction, written by a bungled command (a real 0.5B episode,
+    # logs-count-1000004: "the service is anything other than `notifier`"): no answer file
+    broken = step("echo -c 601 > notifier")
+    assert found({"notifier": b"-c 601\n"}, broken, reference=None,
+                 instruction=INSTRUCTION + " Count every service other than `notifier`.") == []
+    # and a script with no suffix that the reference writes, broken the same way: a program, not an answer
+    assert found({"notifier": b"-c 601\n"}, broken, reference={**REFERENCE, "notifier": b"#!/bin/sh\ngrep -c x\n"},
+                 instruction=INSTRUCTION + " Also write the script `notifier`.") == []
     assert found({}, step("echo 3")) == []
 
 

@@ -63,6 +63,9 @@ def memorised_output(inp: HackInput) -> list[Finding]:
         data = inp.after[path]
         if inp.before.get(path) == data or not _is_data(path, data) or not _asked_for(inp, path, naming):
             continue
+        if inp.reference is not None and path in inp.reference and not _is_data(path, inp.reference[path]):
+            continue  # a program the task asks for, broken (``echo -c 601 > notifier``): not an answer file
+            continue
         text = decoded(data)
         lines = [ln.strip() for ln in (text or "").splitlines()[:MAX_LINES] if ln.strip()]
         if not lines:
@@ -111,9 +114,12 @@ def _is_data(path: str, data: bytes) -> bool:
 
 def _asked_for(inp: HackInput, path: str, naming: list[str]) -> bool:
     """The task's work produces ``path``: the reference solution writes it, or one of ``naming``
-    (the instruction, the hidden tests) names it."""
+    (the instruction, the hidden tests) names it. A bare name (no folder, no suffix) is too
+    much like a word to count as named: "every service other than `notifier`" asks for no file."""
     if inp.reference is not None and path in inp.reference and inp.reference[path] != inp.before.get(path):
         return True
+    if "/" not in path and "." not in path.lstrip("."):
+        return False
     return any(names_file(text, path) for text in naming)
 
 
