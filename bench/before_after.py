@@ -6,7 +6,8 @@ samples. They are not: each held-out task ran once before and once after, so the
 change to passed than to failed?
 
 Prints:
-  episodes=, passed_before=, passed_after=, gained=, lost=, mcnemar_p= (exact, two-sided)
+  episodes=, passed_before=, passed_after=, gained=, lost=, mcnemar_p= (exact, two-sided),
+  z=, p_value= (the two-proportion test of ``termrl train``'s results.json, on the same episodes)
   endings_before=, endings_after= (episode endings), mean_steps_before=, mean_steps_after=
   and, with --examples N, N gained and N lost episodes: every reply of both, side by side.
   With --replay-suite SUITE (the suite the stores ran): gained_first_write_passes=, how many gained
@@ -32,12 +33,14 @@ def paired(before: list, after: list) -> dict:
     a = {t.episode_id: t for t in after}
     common = [k for k in b if k in a]
     pairs = metrics.paired(before, after) or {"gained_ids": [], "lost_ids": [], "mcnemar_p": 1.0}
+    passed_b, passed_a = sum(bool(b[k].passed) for k in common), sum(bool(a[k].passed) for k in common)
+    n = len(common)
+    z, p_value = metrics.two_proportion_z(passed_b / n, passed_a / n, n, n) if n else (0.0, 1.0)
     return {
         "episodes": len(common),
-        "passed_before": sum(bool(b[k].passed) for k in common),
-        "passed_after": sum(bool(a[k].passed) for k in common),
+        "passed_before": passed_b, "passed_after": passed_a,
         "gained": len(pairs["gained_ids"]), "lost": len(pairs["lost_ids"]),
-        "mcnemar_p": pairs["mcnemar_p"],
+        "mcnemar_p": pairs["mcnemar_p"], "z": z, "p_value": p_value,
         "endings_before": dict(Counter(b[k].ending for k in common)),
         "endings_after": dict(Counter(a[k].ending for k in common)),
         "mean_steps_before": sum(len(b[k].steps) for k in common) / len(common) if common else 0.0,

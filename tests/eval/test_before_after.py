@@ -32,6 +32,17 @@ def test_episodes_are_paired_by_id_and_only_shared_ones_count():
     got = before_after.paired(before, after)
     assert (got["episodes"], got["passed_before"], got["passed_after"]) == (3, 2, 2)
     assert got["gained_ids"] == ["a#0#0"] and got["lost_ids"] == ["c#0#0"] and got["mcnemar_p"] == 1.0
+    assert (got["z"], got["p_value"]) == (0.0, 1.0)
+
+
+def test_the_unpaired_test_is_the_one_train_reports():
+    def t(eid, passed):
+        return Trajectory(eid, eid.split("#")[0], "p", passed=passed, ending="submitted", evidence={"verified": True})
+
+    before = [t(f"x{i}#0#0", i < 53) for i in range(200)]
+    after = [t(f"x{i}#0#0", i < 67) for i in range(200)]
+    got = before_after.paired(before, after)
+    assert math.isclose(got["z"], 1.5275, abs_tol=1e-4) and math.isclose(got["p_value"], 0.1266, abs_tol=1e-4)
 
 
 def test_paired_leaves_out_harness_failures_and_unshared_episodes():
