@@ -7,7 +7,8 @@ change to passed than to failed?
 
 Prints:
   episodes=, passed_before=, passed_after=, gained=, lost=, mcnemar_p= (exact, two-sided),
-  z=, p_value= (the two-proportion test of ``termrl train``'s results.json, on the same episodes)
+  z=, p_value= (the two-proportion test of ``termrl train``'s results.json, on the shared episodes
+  the harness did not fail on that side)
   endings_before=, endings_after= (episode endings), mean_steps_before=, mean_steps_after=
   and, with --examples N, N gained and N lost episodes: every reply of both, side by side.
   With --replay-suite SUITE (the suite the stores ran): gained_first_write_passes=, how many gained
@@ -34,8 +35,9 @@ def paired(before: list, after: list) -> dict:
     common = [k for k in b if k in a]
     pairs = metrics.paired(before, after) or {"gained_ids": [], "lost_ids": [], "mcnemar_p": 1.0}
     passed_b, passed_a = sum(bool(b[k].passed) for k in common), sum(bool(a[k].passed) for k in common)
-    n = len(common)
-    z, p_value = metrics.two_proportion_z(passed_b / n, passed_a / n, n, n) if n else (0.0, 1.0)
+    # the unpaired test as termrl train computes it: each side's passed / episodes the harness did not fail
+    (pb, nb), (pa, na) = (metrics.passed_fraction(side[k] for k in common) for side in (b, a))
+    z, p_value = metrics.two_proportion_z(pb / nb, pa / na, nb, na) if nb and na else (0.0, 1.0)
     return {
         "episodes": len(common),
         "passed_before": passed_b, "passed_after": passed_a,

@@ -43,6 +43,10 @@ def test_the_unpaired_test_is_the_one_train_reports():
     after = [t(f"x{i}#0#0", i < 67) for i in range(200)]
     got = before_after.paired(before, after)
     assert math.isclose(got["z"], 1.5275, abs_tol=1e-4) and math.isclose(got["p_value"], 0.1266, abs_tol=1e-4)
+    # a harness failure leaves the episode out of its side's rate, as in termrl train's results.json
+    broken = [Trajectory("err#0#0", "err", "p", passed=False, ending="error", evidence={"verified": True})]
+    again = before_after.paired(before + broken, after + broken)
+    assert (again["z"], again["p_value"]) == (got["z"], got["p_value"])
 
 
 def test_paired_leaves_out_harness_failures_and_unshared_episodes():
