@@ -143,6 +143,30 @@ def leave() -> None:
     dist.destroy_process_group()
 
 
+def end(code: int = 0) -> None:
+    """End a rank of a run under a launcher at once, its output flushed; nothing with one process.
+
+    ``leave`` is not enough: after a GRPO run, gloo's threads (``pt_gloo_runloop``,
+    ``gloo_tcp_loop``) are still alive once the group is destroyed (seen at exit on both ranks,
+    2026-12-05; a bare group's end with none), so the interpreter's teardown can still abort
+    ("terminate called without an active exception", exit -6), and the launcher then fails the
+    whole run although every file was written. ``os._exit`` skips that teardown. What it skips
+    is safe to skip here: rank 0 has written its files and the trainers have closed theirs."""
+    if int(os.environ.get("WORLD_SIZE", "1")) <= 1:  # the group is gone by now: the launcher's word
+        return
+    import logging
+    import sys
+
+    logging.shutdown()
+    for stream in (sys.stdout, sys.stderr, sys.__stdout__, sys.__stderr__):
+        try:
+            if stream is not None:
+                stream.flush()
+        except (OSError, ValueError):  # a closed stream: nothing left to flush
+            pass
+    os._exit(code)
+
+
 def processes(model, world, trainer=None) -> dict:
     """What results.json says of the run's processes: ``processes`` (how many), and under a
     launcher ``parameter_digests`` (each rank's SHA-256 of its trainable parameters after training)
@@ -166,4 +190,4 @@ def processes(model, world, trainer=None) -> dict:
             "parameters_agree": None if sharded else len(set(digests)) == 1}
 
 
-__all__ = ["SINGLE", "TIMEOUT", "World", "current", "join", "leave", "processes"]
+__all__ = ["SINGLE", "TIMEOUT", "World", "current", "end", "join", "leave", "processes"]

@@ -32,12 +32,17 @@ def train_cmd(
     except (ConfigError, ResumeError) as e:
         err.print(f"[red]error:[/] {e}")
         raise typer.Exit(2)
-    from termrl.distributed import current, leave
+    from termrl.distributed import current, end, leave
 
     main = current().main
     leave()  # every rank has finished: close the process group before any exits
-    if not main:  # under a launcher rank 0 reports for every rank
-        return
+    if main:  # under a launcher rank 0 reports for every rank
+        _report(cfg, results, as_json)
+    end()  # under a launcher: exit now, past a teardown gloo's threads can abort
+
+
+def _report(cfg, results: dict, as_json: bool) -> None:
+    """results.json on stdout (``--json``), or a summary of it."""
     if as_json:
         emit_json(json.dumps(results, default=str))
         return

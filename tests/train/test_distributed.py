@@ -61,6 +61,28 @@ def test_one_process_is_a_world_of_one():
         SINGLE.from_main(lambda: 1 / 0)
 
 
+def test_a_rank_ends_at_once_with_its_output_flushed_and_one_process_goes_on():
+    """Under a launcher ``end`` exits with the code given, past the interpreter's teardown (which
+    gloo's leftover threads can abort), and loses no output: unflushed print, rich-style partial
+    line and a logging record all arrive. With one process it returns."""
+    program = ("import logging, sys\n"
+               "from termrl.distributed import end\n"
+               "logging.basicConfig(stream=sys.stderr, format='%(message)s')\n"
+               "logging.getLogger('t').warning('a logged line')\n"
+               "sys.stdout.write('{\"json\": 1}')\n"
+               "import atexit; atexit.register(lambda: print('teardown ran', file=sys.stderr))\n"
+               "end(3)\n"
+               "print('after end')\n")
+    env = {k: v for k, v in os.environ.items() if k not in ("RANK", "WORLD_SIZE", "LOCAL_RANK")}
+    ended = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, timeout=120,
+                           env={**env, "WORLD_SIZE": "2"})
+    assert ended.returncode == 3, ended.stderr
+    assert ended.stdout == '{"json": 1}' and "a logged line" in ended.stderr
+    assert "teardown ran" not in ended.stderr  # the teardown was skipped
+    alone = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, timeout=120, env=env)
+    assert alone.returncode == 0 and alone.stdout.endswith("after end\n") and "teardown ran" in alone.stderr
+
+
 def launched(tmp_path: Path, config: str, *overrides: str) -> tuple[Path, subprocess.CompletedProcess, dict]:
     """(run directory, the launcher's process, its JSON report) of a 2-process run of ``config``."""
     out = tmp_path / "run"
