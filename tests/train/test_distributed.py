@@ -63,8 +63,8 @@ def test_one_process_is_a_world_of_one():
 
 def test_a_rank_ends_at_once_with_its_output_flushed_and_one_process_goes_on():
     """Under a launcher ``end`` exits with the code given, past the interpreter's teardown (which
-    gloo's leftover threads can abort), and loses no output: unflushed print, rich-style partial
-    line and a logging record all arrive. With one process it returns."""
+    gloo's leftover threads can abort), and loses no output: an unflushed partial line on stdout
+    and a logging record both arrive. With one process it returns."""
     program = ("import logging, sys\n"
                "from termrl.distributed import end\n"
                "logging.basicConfig(stream=sys.stderr, format='%(message)s')\n"
