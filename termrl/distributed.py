@@ -148,10 +148,11 @@ def end(code: int = 0) -> None:
 
     ``leave`` is not enough: after a GRPO run, gloo's threads (``pt_gloo_runloop``,
     ``gloo_tcp_loop``) are still alive once the group is destroyed (seen at exit on both ranks,
-    2026-12-05, though no model or DDP object is left; a group only joined and destroyed leaves none), so the interpreter's teardown can still abort
-    ("terminate called without an active exception", exit -6), and the launcher then fails the
-    whole run although every file was written. ``os._exit`` skips that teardown. What it skips
-    is safe to skip here: rank 0 has written its files and the trainers have closed theirs."""
+    2026-12-05, with no model or DDP object left; a group only joined and destroyed leaves none),
+    so the interpreter's teardown can still abort ("terminate called without an active
+    exception", exit -6), and the launcher then fails the whole run although every file was
+    written. ``os._exit`` skips that teardown. What it skips is safe to skip here: rank 0 has
+    written its files and the trainers have closed theirs."""
     if int(os.environ.get("WORLD_SIZE", "1")) <= 1:  # the group is gone by now: the launcher's word
         return
     import logging
