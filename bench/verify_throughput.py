@@ -13,6 +13,10 @@ Prints:
                                  (TERMRL_ISOLATE=0: no worker interpreter; never used in training)
   isolation_cost=                1 - verified_per_s / shared_per_s: the share of throughput that
                                  out-of-process grading (termrl.verify.isolate) costs
+  unhidden_per_s=                the same verifications with the hidden tests in reach of the code
+                                 under test (TERMRL_CONFINE=0; never used in training)
+  confine_cost=                  1 - verified_per_s / unhidden_per_s: the share of throughput that
+                                 hiding the tests (termrl.verify.confine, Landlock) costs
 
 Usage: python bench/verify_throughput.py [--rounds N]
 """
@@ -103,7 +107,7 @@ def main() -> None:
             rate(two, jobs[:2])
             per_s_1 = max(rate(one, jobs) for _ in range(args.rounds))
             per_s_2 = max(rate(two, jobs) for _ in range(args.rounds))
-            plain, verified, shared = [], [], []
+            plain, verified, shared, unhidden = [], [], [], []
             for _ in range(args.rounds):  # interleaved, so load affects all alike
                 plain.append(plain_rate(programs, 2))
                 verified.append(rate(two, he_jobs))
@@ -112,6 +116,11 @@ def main() -> None:
                     shared.append(rate(two, he_jobs))
                 finally:
                     del os.environ["TERMRL_ISOLATE"]
+                os.environ["TERMRL_CONFINE"] = "0"
+                try:
+                    unhidden.append(rate(two, he_jobs))
+                finally:
+                    del os.environ["TERMRL_CONFINE"]
     print(f"tasks_builtin={len(jobs)}")
     print(f"per_s_1={per_s_1:.2f}")
     print(f"per_s_2={per_s_2:.2f}")
@@ -121,6 +130,8 @@ def main() -> None:
     print(f"ratio_to_plain={max(verified) / max(plain):.2f}")
     print(f"shared_per_s={max(shared):.2f}")
     print(f"isolation_cost={1 - max(verified) / max(shared):.2f}")
+    print(f"unhidden_per_s={max(unhidden):.2f}")
+    print(f"confine_cost={1 - max(verified) / max(unhidden):.2f}")
 
 
 if __name__ == "__main__":

@@ -434,6 +434,10 @@ class TestsData:
     canary: str | None = None
     """pytest: the verdict of the canary tests run beside the task's (``termrl.verify.stages.Canary``):
     ``ok``, ``forged``, ``miscounted``, ``absent`` or ``inconclusive``; None when none ran."""
+    tests_hidden: bool | None = None
+    """pytest: whether the hidden tests (and the report's folder) were out of reach of the code under
+    test while they ran (``termrl.verify.confine``: Linux Landlock); False where the kernel or a
+    container refused it; None for runs that predate it or wrote no report."""
 
     def to_dict(self) -> dict:
         from dataclasses import fields

@@ -104,10 +104,18 @@ Not isolated, or weaker:
 - Grading is out of reach only for code the tests *import*: tests that read
   the agent's source and ``exec`` it, or run it with ``runpy``, run it in
   the test process (the canaries and the grader detectors are the net there).
-  Programs the tests run as subprocesses were always outside. The hidden
-  tests are readable during verification (the worker can open /tests): a
-  solution that reads them is caught by the detectors (``test_access``,
-  ``grader_access``) and by impossible variants, not by the sandbox.
+  Programs the tests run as subprocesses were always outside.
+- The hidden tests are out of reach of the code under test while they run
+  (``termrl.verify.confine``, Linux Landlock): the worker and every program a
+  test starts through ``subprocess`` can neither read, list nor change the
+  test folders or the report's folder (a test's own programs, in the test
+  folder, excepted; a test file a test names on a program's command line
+  stays readable to that program). Not covered: programs a test starts with
+  ``os.system``, ``os.posix_spawn`` or ``os.fork``; a Terminal-Bench or
+  Harbor task's own test script and what it runs outside pytest; kernels
+  without Landlock (before 5.13) or containers whose seccomp profile refuses
+  it, where ``TestsData.tests_hidden`` is False and the detectors
+  (``out_of_bounds``, ``grader_access``) and impossible variants are the net.
 
 - The kernel is shared (no seccomp filter beyond bubblewrap's defaults): a
   kernel exploit escapes. Use the docker backend with gVisor, or VMs, for

@@ -68,6 +68,11 @@ import threading
 import time
 import types
 
+try:
+    import confine  # beside this file in the harness folder
+except ImportError:  # imported as termrl's module, outside a sandbox
+    from termrl.verify import confine
+
 _EXCEPTIONS = {name: obj for name, obj in vars(builtins).items()
                if isinstance(obj, type) and issubclass(obj, BaseException)}
 _MAPPED_AWAY = ("KeyboardInterrupt", "GeneratorExit")
@@ -997,8 +1002,11 @@ def _refill(arg, new):
 class Client(Peer):
     """The test process's end: starts the worker on first use and again after it died."""
 
-    def __init__(self, exclude_paths):
+    def __init__(self, exclude_paths, hidden=()):
         self.exclude_paths = set(exclude_paths)
+        self.hidden = list(hidden)
+        """Folders a worker the fork server made hides from itself before it imports any of the agent's
+        code (``confine``); a worker this process starts is hidden from them as its child."""
         self.proc = None
         super().__init__(None, None, serves_all=False)
         self.dead = True
@@ -1070,7 +1078,7 @@ class Client(Peer):
         started = time.monotonic()
         try:
             return self.decode(self.request("import", None, name, path, os.getcwd(), fresh, _worker_env(),
-                                            location))
+                                            location, self.hidden if isinstance(self.proc, Forked) else ()))
         except Exception as e:
             # the report plugin's per-test alarm, spent mostly on this import (not on the test's own work)
             limit = float(os.environ.get("TERMRL_TEST_TIMEOUT") or 0)
@@ -1234,10 +1242,11 @@ STDLIB_FIRST = ("decimal", "fractions", "datetime", "pathlib", "uuid", "pickle",
 these classes are the stdlib's, whatever the agent's workspace names its modules."""
 
 
-def install(trusted=(), tests=()):
+def install(trusted=(), tests=(), hidden=()):
     """Load the agent's modules as proxies from now on. ``trusted``: folders whose modules run in
     this process (the tests, the harness); read-only filesystems and the interpreter's own library
-    are trusted too. ``tests``: folders the worker's path leaves out."""
+    are trusted too. ``tests``: folders the worker's path leaves out. ``hidden``: folders the
+    worker can neither read nor change once it imports the agent's code (``confine``)."""
     global _CLIENT
     import sysconfig
 
@@ -1245,7 +1254,7 @@ def install(trusted=(), tests=()):
         importlib.import_module(module)  # the stdlib's, before a planted file of the same name is on the path
     paths = sysconfig.get_paths()
     libs = [paths.get(k) for k in ("stdlib", "platstdlib", "purelib", "platlib")]
-    _CLIENT = Client(os.path.abspath(p) for p in list(tests) + list(trusted) if p)
+    _CLIENT = Client((os.path.abspath(p) for p in list(tests) + list(trusted) if p), hidden)
     finder = Finder(list(trusted) + list(tests) + libs, libraries=_libraries([paths.get("stdlib"), paths.get("platstdlib")]))
     sys.meta_path.insert(0, finder)
     by_path = importlib.util.spec_from_file_location
@@ -1340,6 +1349,7 @@ class Worker(Peer):
     def __init__(self, rfile, wfile):
         super().__init__(rfile, wfile, serves_all=True)
         self.chunks = []
+        self.confined = False
         sys.stdout, sys.stderr = Output(1, self.chunks), Output(2, self.chunks)
 
     def take_output(self):
@@ -1348,7 +1358,9 @@ class Worker(Peer):
         out, self.chunks[:] = list(self.chunks), []
         return out
 
-    def worker_import(self, name, path, cwd, fresh, env, location=None):
+    def worker_import(self, name, path, cwd, fresh, env, location=None, hidden=()):
+        if hidden and not self.confined:  # before the first of the agent's code runs here
+            self.confined = confine.restrict(confine.hide(hidden))
         if env is not None:
             os.environ.clear()
             os.environ.update(env)
@@ -1412,10 +1424,11 @@ def _worker_main(rfd, wfd):
 
 
 _LAUNCH = ("import sys; here = sys.argv[1]; sys.path[:] = [here, *(p for p in sys.path if p != '')]; "
-           "import isolate; del sys.modules['isolate']; sys.path[:] = [p for p in sys.path if p != here]; "
+           "import isolate; del sys.modules['isolate']; sys.modules.pop('confine', None); "
+           "sys.path[:] = [p for p in sys.path if p != here]; "
            "isolate._worker_main(int(sys.argv[2]), int(sys.argv[3]))")
 """The worker's start: this module imported by name, so from its compiled copy beside it when
-there is one (a script is compiled anew each run), then forgotten (the agent's own ``isolate.py``
-must stay importable) and its folder taken off ``sys.path`` before any agent code runs. ``-c``'s
+there is one (a script is compiled anew each run), then forgotten with ``confine`` (the agent's own ``isolate.py``
+and ``confine.py`` must stay importable) and its folder taken off ``sys.path`` before any agent code runs. ``-c``'s
 current-directory entry ('') is dropped before the first import, as running the file as a script
 never had it."""

@@ -69,8 +69,8 @@ class ForkServerSandbox(BwrapSandbox):
         for sub in ("tests", "harness", "out"):
             self._mkdir(self._fs / sub)
         shutil.copy(SERVER, self._fs / "harness" / "forkserver.py")
-        shutil.copy(stages.PLUGIN, self._fs / "harness" / "pytest_report.py")
-        shutil.copy(stages.ISOLATE, self._fs / "harness" / "isolate.py")
+        for source in stages.HARNESS_FILES:
+            shutil.copy(source, self._fs / "harness" / source.name)
         extra = ["--ro-bind", str(self._fs / "tests"), TESTS_DIR,
                  "--ro-bind", str(self._fs / "harness"), stages.HARNESS_DIR,
                  "--bind", str(self._fs / "out"), stages.OUT_DIR]

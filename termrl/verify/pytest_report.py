@@ -10,7 +10,9 @@ becomes a ``timeout`` outcome instead of eating the whole run.
 The agent's code never runs in this process: at ``pytest_configure`` the plugin installs
 ``isolate``'s import hook (the agent's modules load as proxies, their code runs in a worker
 interpreter), takes the report's key out of the environment (``TERMRL_REPORT_KEY``) and makes
-this process non-dumpable. Every report it writes is signed with that key (HMAC-SHA256), so a
+this process non-dumpable, and hides the test folders and the report's folder from every
+process that runs the agent's code (``confine``: the worker, and the programs tests start).
+Every report it writes is signed with that key (HMAC-SHA256), so a
 report written by anyone else, the worker included, fails the harness's check.
 ``TERMRL_ISOLATE=0`` turns the hook off (for measurements); ``TERMRL_TESTS`` names the test
 folders, which run here and stay off the worker's path.
@@ -28,10 +30,12 @@ import sys
 import threading
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import isolate  # noqa: E402  (beside this file in the harness folder)
+import confine  # noqa: E402  (beside this file in the harness folder)
+import isolate  # noqa: E402
 
 del sys.path[0]
-del sys.modules["isolate"]  # kept here by reference: the agent's own module of that name is the tests' to import
+for _own in ("isolate", "confine"):  # kept here by reference: the agent's own modules of these names are the tests'
+    del sys.modules[_own]
 
 _results = {}
 _collect_errors = []
@@ -78,6 +82,8 @@ def _exception(report, child=""):
 STARTED = "TERMRL_PYTEST_STARTED"
 _key = [b""]
 _finder = []
+_hidden = [False]
+"""Whether the tests (and the report's folder) are hidden from the code under test (``confine``)."""
 
 
 def pytest_configure(config):
@@ -85,8 +91,13 @@ def pytest_configure(config):
     this process to the others of the sandbox, and route the agent's modules to a worker."""
     _key[0] = os.environ.pop("TERMRL_REPORT_KEY", "").encode()
     tests = [p for p in os.environ.pop("TERMRL_TESTS", "").split(os.pathsep) if p]
+    hidden = tests + [p for p in os.environ.pop("TERMRL_HIDDEN", "").split(os.pathsep) if p]
+    if os.environ.pop("TERMRL_CONFINE", "1") == "0":
+        hidden = []
+    _hidden[0] = confine.confine_children(hidden)
     if os.environ.pop("TERMRL_ISOLATE", "1") != "0":
-        _finder[:] = [isolate.install(trusted=[os.path.dirname(os.path.abspath(__file__))], tests=tests)]
+        _finder[:] = [isolate.install(trusted=[os.path.dirname(os.path.abspath(__file__))], tests=tests,
+                                      hidden=hidden)]
     else:
         isolate.close_dumps()
 
@@ -215,8 +226,8 @@ def _write(complete, **extra):
     path = os.environ.get("TERMRL_REPORT")
     if not path:
         return
-    data = dict({"version": 1, "complete": complete, "tests": list(_results.values()) + _collect_errors},
-                **extra)
+    data = dict({"version": 1, "complete": complete, "tests": list(_results.values()) + _collect_errors,
+                 "tests_hidden": _hidden[0]}, **extra)
     body = json.dumps(data)
     mac = hmac.new(_key[0], body.encode(), hashlib.sha256).hexdigest() if _key[0] else ""
     tmp = path + ".tmp"

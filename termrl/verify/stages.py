@@ -53,6 +53,9 @@ HARNESS_DIR = "/.termrl-harness"
 OUT_DIR = "/.termrl-out"
 PLUGIN = Path(__file__).with_name("pytest_report.py")
 ISOLATE = Path(__file__).with_name("isolate.py")
+CONFINE = Path(__file__).with_name("confine.py")
+HARNESS_FILES = (PLUGIN, ISOLATE, CONFINE)
+"""The report plugin and what it imports, copied into every verification sandbox's harness folder."""
 PYTEST_ARGS = ["-q", "-rA", "-p", "no:cacheprovider", "-W", "ignore::pytest.PytestUnknownMarkWarning"]
 PYTEST = ["python3", "-P", "-s", "-B", "-m", "pytest", *PYTEST_ARGS, "-p", "pytest_report"]
 """-P: the workdir is not on sys.path, so a planted pytest.py cannot replace pytest;
@@ -164,7 +167,8 @@ def script_env(env: dict[str, str], tests_dir: str) -> dict[str, str]:
     (``termrl.verify.isolate``). The script still decides pass or fail; no report is written."""
     path = env.get("PYTHONPATH")
     return {"PYTEST_PLUGINS": "pytest_report", "PYTHONPATH": f"{HARNESS_DIR}:{path}" if path else HARNESS_DIR,
-            "TERMRL_TESTS": tests_dir, "TERMRL_ISOLATE": _isolate_flag()}
+            "TERMRL_TESTS": tests_dir, "TERMRL_HIDDEN": REWARD_DIR, "TERMRL_ISOLATE": _isolate_flag(),
+            "TERMRL_CONFINE": _confine_flag()}
 
 
 def _run_data(kind: str, res: ExecResult) -> TestsData:
@@ -257,13 +261,21 @@ def report_env(key: str, tests_dir: str, per_test_timeout: float) -> dict[str, s
     """The report plugin's environment: where to write, the key to sign with, the test folder
     (it runs in the test process, the agent's modules in a worker), the per-test alarm."""
     return {"TERMRL_REPORT": f"{OUT_DIR}/report.json", "TERMRL_REPORT_KEY": key, "TERMRL_TESTS": tests_dir,
-            "TERMRL_TEST_TIMEOUT": str(per_test_timeout), "TERMRL_ISOLATE": _isolate_flag()}
+            "TERMRL_HIDDEN": OUT_DIR, "TERMRL_TEST_TIMEOUT": str(per_test_timeout),
+            "TERMRL_ISOLATE": _isolate_flag(), "TERMRL_CONFINE": _confine_flag()}
 
 
 def _isolate_flag() -> str:
     """"0" when the harness's own environment says TERMRL_ISOLATE=0: the agent's code then runs in
     the test process, for measuring what the isolation costs, never for training."""
     return "0" if os.environ.get("TERMRL_ISOLATE") == "0" else "1"
+
+
+def _confine_flag() -> str:
+    """"0" when the harness's own environment says TERMRL_CONFINE=0: the hidden tests are then in
+    reach of the code under test (``termrl.verify.confine``), for measuring what hiding them costs
+    and showing what it stops, never for training."""
+    return "0" if os.environ.get("TERMRL_CONFINE") == "0" else "1"
 
 
 FORGED = {"version": 1, "complete": False, "tests": [], "forged": True}
@@ -328,7 +340,8 @@ def pytest_result(res: ExecResult, report: dict | None, started: bool, holdout: 
               and all(t.outcome in ("passed", "xfailed", "xpassed") for t in counted))
     data = replace(data, collected=report.get("collected", len(report["tests"])) - (len(report["tests"]) - len(rows)),
                    passed=sum(t.outcome == "passed" for t in tests),
-                   failed=sum(t.outcome in ("failed", "error") for t in tests), canary=verdict)
+                   failed=sum(t.outcome in ("failed", "error") for t in tests), canary=verdict,
+                   tests_hidden=report.get("tests_hidden"))
     classes = [t.error_class for t in tests if t.error_class] + _run_classes(res)
     if not complete and not _run_classes(res):
         classes.append("runtime.crash")  # the run ended mid-way without hanging or blowing memory
@@ -354,7 +367,7 @@ def _harness_files() -> dict:
     global _HARNESS
     if _HARNESS is None:
         harness = {}  # whole before it is shared: episode threads mount it as soon as it is set
-        for source in (PLUGIN, ISOLATE):
+        for source in HARNESS_FILES:
             harness[source.name] = TaskFile(source.read_bytes())
             harness[f"__pycache__/{source.stem}.{sys.implementation.cache_tag}.pyc"] = TaskFile(_compiled(source))
         _HARNESS = harness

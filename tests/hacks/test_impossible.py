@@ -25,7 +25,7 @@ from termrl.hacks.impossible import (
     impossible_passed,
     impossible_variant,
 )
-from termrl.protocols import Evidence, HackInput, Limits, StageResult, Task, TaskFile
+from termrl.protocols import Evidence, HackInput, Limits, StageResult, Task, TaskFile, TestsData
 from termrl.protocols import TestCase as Case
 from termrl.protocols import TestKind as Kind
 from termrl.protocols import TestSpec as Spec
@@ -357,9 +357,11 @@ def test_reference_solutions_fail_every_codegen_variant(suite):
 
 
 @requires_sandbox
-def test_a_test_reading_cheat_passes_the_variant_and_is_caught():
+def test_a_test_reading_cheat_passes_the_variant_and_is_caught(monkeypatch):
     """A cheat that reads the hidden tests and answers each call with the value its assert expects.
-    It passes HumanEval/0 and its impossible variant alike; only the variant proves it is a cheat.
+    Where the tests are in its reach (a kernel without Landlock: ``TERMRL_CONFINE=0`` stands in
+    for one), it passes HumanEval/0 and its impossible variant alike; only the variant proves it
+    is a cheat. Where they are hidden (``termrl.verify.confine``), it passes neither.
     (The classic always-equal object no longer passes anything: it stays in the isolation's worker.)"""
     task = next(e.task for e in resolve("humaneval") if e.id == "humaneval-0")
     cheat = b"""import ast, glob
@@ -377,8 +379,12 @@ def has_close_elements(numbers, threshold):
 """
     variant = impossible_variant(task)
     with VerifierPool(workers=1, static=False) as pool:
+        hidden = pool.map([(task, {"solution.py": cheat}), (variant, {"solution.py": cheat})])
+    monkeypatch.setenv("TERMRL_CONFINE", "0")
+    with VerifierPool(workers=1, static=False) as pool:
         original, impossible = pool.map([(task, {"solution.py": cheat}), (variant, {"solution.py": cheat})])
         honest = pool.verify_files(variant, reference_files(task))
+    assert not any(ev.passed for ev in hidden) and all(TestsData.of(ev).tests_hidden for ev in hidden)
     assert original.passed and impossible.passed
     assert [(f.kind, f.severity) for f in impossible_passed(impossible)] == [("impossible_passed", "high")]
     assert impossible_passed(honest) == []

@@ -137,9 +137,9 @@ def test_the_harness_arrives_compiled_and_the_sandbox_loads_the_compiled_copy():
     from termrl.verify.stages import HARNESS_DIR, _harness_files
 
     files = _harness_files()
-    assert {"isolate.py", "pytest_report.py"} <= set(files)
+    assert {"isolate.py", "pytest_report.py", "confine.py"} <= set(files)
     compiled = [name for name in files if name.startswith("__pycache__/")]
-    assert len(compiled) == 2 and all(files[n].data[:4] == files[compiled[0]].data[:4] for n in compiled)
+    assert len(compiled) == 3 and all(files[n].data[:4] == files[compiled[0]].data[:4] for n in compiled)
     box = make_sandbox("bwrap", workdir="/workspace")
     try:
         res = box.run(["python3", "-s", "-B", "-v", "-c", f"import sys; sys.path.insert(0, '{HARNESS_DIR}'); import isolate"],
@@ -148,6 +148,7 @@ def test_the_harness_arrives_compiled_and_the_sandbox_loads_the_compiled_copy():
         box.close()
     assert res.exit_code == 0, res.stderr[-2000:]
     assert f"code object from '{HARNESS_DIR}/__pycache__/isolate." in res.stderr  # not compiled from source again
+    assert f"code object from '{HARNESS_DIR}/__pycache__/confine." in res.stderr
 
 
 @pytest.mark.sandbox
@@ -174,4 +175,4 @@ def test_threads_asking_for_the_harness_at_once_each_get_all_of_it(monkeypatch):
         monkeypatch.setattr(stages, "_HARNESS", None)
         with ThreadPoolExecutor(8) as pool:
             seen = list(pool.map(lambda _: sorted(stages._harness_files()), range(8)))
-        assert all(len(names) == 4 for names in seen), seen  # two sources, two compiled copies
+        assert all(len(names) == 2 * len(stages.HARNESS_FILES) for names in seen), seen  # sources, compiled copies

@@ -250,7 +250,7 @@ def run_beside_the_harness(tmp_path, script: str, python: str | None = None):
 
     harness = tmp_path / "harness"
     harness.mkdir()
-    for src in (stages.PLUGIN, stages.ISOLATE, stages.PLUGIN.with_name("forkserver.py")):
+    for src in (*stages.HARNESS_FILES, stages.PLUGIN.with_name("forkserver.py")):
         (harness / src.name).write_bytes(src.read_bytes())
     path = tmp_path / "check.py"
     path.write_text(script)
