@@ -111,7 +111,7 @@ Not isolated, or weaker:
   test folders or the report's folder (a test's own programs, in the test
   folder, excepted; a test file a test names on a program's command line
   stays readable to that program). Not covered: programs a test starts with
-  ``os.system``, ``os.posix_spawn`` or ``os.fork``; a Terminal-Bench or
+  ``os.posix_spawn``, ``os.fork`` or ``pty.spawn``; a Terminal-Bench or
   Harbor task's own test script and what it runs outside pytest; kernels
   without Landlock (before 5.13) or containers whose seccomp profile refuses
   it, where ``TestsData.tests_hidden`` is False and the detectors

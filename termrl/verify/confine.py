@@ -21,9 +21,9 @@ seccomp profile may refuse it); ``hide`` returns None where it cannot, and the r
 says so in its report (``TestsData.tests_hidden``). A Landlock domain covers everything a
 confined process starts after it; files opened before it stay open (the test process opens
 none of the hidden files in a child's reach: it is non-dumpable, so its descriptors are
-closed to the child's ``/proc``). Not covered: ``os.system``, ``os.posix_spawn`` and
-``os.fork`` called by a test directly (only ``subprocess`` and what is built on it:
-``os.popen``, ``asyncio``'s subprocesses).
+closed to the child's ``/proc``). Covered: ``subprocess`` and what is built on it (``os.popen``, ``asyncio``'s subprocesses),
+and ``os.system``, which is routed through it. Not covered: ``os.posix_spawn``, ``os.fork`` and
+``pty.spawn`` called by a test directly.
 
 Stdlib only: this file runs on the sandbox's Python (3.8+).
 """
@@ -237,6 +237,12 @@ def confine_children(folders):
             if fd is not base:
                 os.close(fd)
 
+    def system(command):
+        """``os.system`` through ``subprocess``, so its shell is confined too; the same status."""
+        code = subprocess.call(command, shell=True)
+        return code << 8 if code >= 0 else -code
+
     _syscall()
     subprocess.Popen._execute_child = _execute_child
+    os.system = system
     return True

@@ -136,6 +136,7 @@ def hidden_folder(tmp_path, monkeypatch):
     (folder / "input.txt").write_text("INPUT\n")
     (folder / "own.sh").write_text(f"cat {folder}/secret.txt\n")
     monkeypatch.setattr(subprocess.Popen, "_execute_child", subprocess.Popen._execute_child)
+    monkeypatch.setattr(os, "system", os.system)
     return folder
 
 
@@ -152,6 +153,9 @@ def test_children_cannot_read_list_or_write_a_hidden_folder(hidden_folder, tmp_p
     shell = subprocess.run(f"cat {hidden_folder}/secret.txt >/dev/null; cat {hidden_folder}/*.txt", shell=True,
                            capture_output=True, text=True)
     elsewhere = _run(sys.executable, "-c", "print(open('/etc/hostname').read() != '')")
+    status = os.system(f"{sys.executable} -c \"open('{hidden_folder}/secret.txt')\" 2>/dev/null")
+    assert status == 1 << 8, status
+    assert os.system("exit 3") == 3 << 8 and os.system("true") == 0
     assert read.returncode != 0 and "Permission denied" in read.stderr, read
     assert listing.returncode != 0 and "Permission denied" in listing.stderr, listing
     assert write.returncode != 0 and not (hidden_folder / "new.txt").exists(), write
