@@ -112,8 +112,8 @@ def _allow_beside(fd, folder, hidden, handled):
     for name in names:
         path = os.path.join(folder, name)
         real = os.path.realpath(path)
-        if real in hidden or real == "/":  # hidden, or a link back to the root, above everything hidden
-            continue
+        if real == "/" or any(real == h or real.startswith(h + "/") for h in hidden):
+            continue  # hidden (or a link into a hidden folder), or a link back to the root above it all
         if any(h.startswith(real + "/") for h in hidden):
             _allow_beside(fd, real, hidden, handled)
         else:

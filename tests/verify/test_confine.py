@@ -174,12 +174,13 @@ def test_the_tests_own_programs_run_free_and_a_named_input_is_all_a_child_sees(h
 
 
 @needs_landlock
-def test_a_link_to_a_hidden_folder_is_hidden_too(hidden_folder, tmp_path):
-    link = tmp_path / "elsewhere"
-    link.symlink_to(hidden_folder)
+def test_a_link_to_a_hidden_folder_or_into_it_is_hidden_too(hidden_folder, tmp_path):
+    (tmp_path / "elsewhere").symlink_to(hidden_folder)
+    (tmp_path / "inside").symlink_to(hidden_folder / "secret.txt")
     assert confine.confine_children([str(hidden_folder)])
-    read = _run(sys.executable, "-c", f"print(open('{link}/secret.txt').read())")
-    assert read.returncode != 0 and "SECRET" not in read.stdout, read
+    for path in (tmp_path / "elsewhere" / "secret.txt", tmp_path / "inside"):
+        read = _run(sys.executable, "-c", f"print(open('{path}').read())")
+        assert read.returncode != 0 and "SECRET" not in read.stdout, read
 
 
 def test_without_landlock_nothing_is_confined_and_it_says_so(hidden_folder, monkeypatch):
