@@ -27,6 +27,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import warnings
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -342,6 +343,11 @@ def pytest_result(res: ExecResult, report: dict | None, started: bool, holdout: 
                    passed=sum(t.outcome == "passed" for t in tests),
                    failed=sum(t.outcome in ("failed", "error") for t in tests), canary=verdict,
                    tests_hidden=report.get("tests_hidden"))
+    if data.tests_hidden is False:
+        warnings.warn("the hidden tests were in reach of the code under test: Landlock is missing (Linux "
+                      "5.13+) or refused (a container's seccomp profile), or TERMRL_CONFINE=0; only the "
+                      "detectors stop a solution that reads them (termrl.verify.confine)", RuntimeWarning,
+                      stacklevel=2)
     classes = [t.error_class for t in tests if t.error_class] + _run_classes(res)
     if not complete and not _run_classes(res):
         classes.append("runtime.crash")  # the run ended mid-way without hanging or blowing memory

@@ -223,3 +223,23 @@ def test_the_agents_own_module_named_confine_is_the_tests_to_import():
                                                           "def test_own():\n    assert answer() == 42\n"})
     ev = planted(task, {"confine.py": "def answer():\n    return 42\n"})
     assert ev.passed, describe(ev)
+
+
+def test_a_report_without_the_wall_says_so_and_warns():
+    """A run where the tests were in reach (no Landlock, or TERMRL_CONFINE=0) is marked and warned about."""
+    from termrl.protocols import ExecResult, StopReason
+    from termrl.verify.stages import pytest_result
+
+    report = {"version": 1, "complete": True, "exitstatus": 0, "collected": 1,
+              "tests": [{"nodeid": "/tests/test_a.py::test_a", "outcome": "passed", "duration_s": 0.0, "tags": [],
+                         "exc_type": None, "message": "", "detail": ""}]}
+    res = ExecResult(0, "", "", StopReason.EXITED, 0.1)
+    with pytest.warns(RuntimeWarning, match="in reach of the code under test"):
+        stage, _ = pytest_result(res, {**report, "tests_hidden": False}, started=True)
+    assert TestsData.from_dict(stage.data).tests_hidden is False
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        stage, _ = pytest_result(res, {**report, "tests_hidden": True}, started=True)
+    assert TestsData.from_dict(stage.data).tests_hidden is True and stage.status == "ok"
