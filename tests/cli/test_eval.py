@@ -36,6 +36,9 @@ def test_oracle_passes_and_nop_fails_in_json(tmp_path):
     assert task["passed"] is True and task["reward"] > 0 and "outcome" in task["components"]
     assert sum(p["wall_s"] for p in data["compute"]["phases"].values()) == \
         pytest.approx(data["compute"]["wall_s"], rel=0.05)
+    lines = [line for line in res.stderr.splitlines() if line.startswith("eval ")]
+    assert [line.split(" (")[0] for line in lines] == ["eval 1/3", "eval 2/3", "eval 3/3"], res.stderr
+    assert lines[-1].endswith(": pass") and "3 this run" in lines[-1], lines  # stderr is a pipe: plain lines
     res = termrl("eval", "--policy", "nop", "--suite", "logs-count:0-2", "--out", str(tmp_path / "n"), "--json")
     data = json.loads(res.stdout)
     assert data["pass@1"] == 0.0 and all(t["passed"] is False for t in data["tasks"])
