@@ -21,9 +21,9 @@ seccomp profile may refuse it); ``hide`` returns None where it cannot, and the r
 says so in its report (``TestsData.tests_hidden``). A Landlock domain covers everything a
 confined process starts after it; files opened before it stay open (the test process opens
 none of the hidden files in a child's reach: it is non-dumpable, so its descriptors are
-closed to the child's ``/proc``). Covered: ``subprocess`` and what is built on it (``os.popen``, ``asyncio``'s subprocesses),
-and ``os.system``, which is routed through it. Not covered: ``os.posix_spawn``, ``os.fork`` and
-``pty.spawn`` called by a test directly.
+closed to the child's ``/proc``). Covered: ``subprocess`` and what is built on it
+(``os.popen``, ``asyncio``'s subprocesses), and ``os.system``, which is routed through it.
+Not covered: ``os.posix_spawn``, ``os.fork`` and ``pty.spawn`` called by a test directly.
 
 Stdlib only: this file runs on the sandbox's Python (3.8+).
 """
@@ -144,10 +144,29 @@ def restrict(fd):
     return _syscall()(_RESTRICT, fd, ctypes.c_uint32(0)) == 0
 
 
+_WRAPPERS = {"env": (), "timeout": ("-s", "--signal", "-k", "--kill-after"), "nice": ("-n",),
+             "stdbuf": ("-i", "-o", "-e"), "setsid": ()}
+"""Programs that run the rest of their command line (with the options that take a value)."""
+
+
+def _unwrapped(argv):
+    """``argv`` past ``env VAR=1``, ``timeout 10``, ``nice -n 5``, ``stdbuf -oL``, ``setsid``."""
+    argv = [str(a) for a in argv]
+    while argv and os.path.basename(argv[0]) in _WRAPPERS:
+        takes_value, rest = _WRAPPERS[os.path.basename(argv[0])], argv[1:]
+        while rest and (rest[0].startswith("-") or "=" in rest[0]):
+            rest = rest[2:] if rest[0] in takes_value else rest[1:]
+        if os.path.basename(argv[0]) == "timeout" and rest:
+            rest = rest[1:]  # the duration
+        argv = rest
+    return argv
+
+
 def own_program(argv, folders):
     """Whether the program ``argv`` runs is the tests' own: its executable, or the script an
     interpreter (a name starting ``python``, ``bash``, ``sh``, ``node``, ``perl``...) runs, lies in
-    one of ``folders``."""
+    one of ``folders``; through ``env``, ``timeout``, ``nice``, ``stdbuf`` and ``setsid``."""
+    argv = _unwrapped(argv)
     if not argv:
         return False
     first = str(argv[0])

@@ -38,7 +38,8 @@ def _answers():
             for node in ast.walk(ast.parse(open(os.path.join(folder, name)).read())):
                 try:
                     if isinstance(node, ast.Compare) and isinstance(node.left, ast.Call):
-                        table[repr([ast.literal_eval(a) for a in node.left.args])] = ast.literal_eval(node.comparators[0])
+                        given = [ast.literal_eval(a) for a in node.left.args]
+                        table[repr(given)] = ast.literal_eval(node.comparators[0])
                     elif isinstance(node, ast.List) and len(node.elts) == 2:
                         given, want = ast.literal_eval(node)
                         table[repr(list(given))] = ast.literal_eval(want) if isinstance(want, str) else want
@@ -203,6 +204,10 @@ def test_whose_program_is_the_tests_own():
     assert not confine.own_program(["python3", "/workspace/solve.py", "/tests/in.txt"], folders)
     assert not confine.own_program(["/workspace/a.out", "/tests/in.txt"], folders)
     assert not confine.own_program([], folders)
+    assert confine.own_program(["env", "A=1", "python3", "/tests/helper.py"], folders)
+    assert confine.own_program(["timeout", "-k", "5", "10", "nice", "-n", "3", "bash", "/tests/run.sh"], folders)
+    assert not confine.own_program(["timeout", "10", "python3", "/workspace/solve.py", "/tests/in"], folders)
+    assert not confine.own_program(["env", "/workspace/a.out"], folders)
 
 
 def test_hidden_paths_a_command_names(tmp_path):
