@@ -248,3 +248,14 @@ def test_a_report_without_the_wall_says_so_and_warns():
         warnings.simplefilter("error")
         stage, _ = pytest_result(res, {**report, "tests_hidden": True}, started=True)
     assert TestsData.from_dict(stage.data).tests_hidden is True and stage.status == "ok"
+
+
+@needs_landlock
+def test_a_confined_child_cannot_read_the_memory_of_the_process_that_started_it(hidden_folder):
+    """Landlock's ptrace rule: a process may not attach to one outside its domain (the test
+    process, the fork server); an unconfined child of the same user may."""
+    probe = f"open('/proc/{os.getpid()}/mem', 'rb').close()"
+    assert _run(sys.executable, "-c", probe).returncode == 0
+    assert confine.confine_children([str(hidden_folder)])
+    denied = _run(sys.executable, "-c", probe)
+    assert denied.returncode != 0 and "Permission denied" in denied.stderr, denied
