@@ -151,7 +151,7 @@ _WRAPPERS = {"env": (), "timeout": ("-s", "--signal", "-k", "--kill-after"), "ni
 
 def _unwrapped(argv):
     """``argv`` past ``env VAR=1``, ``timeout 10``, ``nice -n 5``, ``stdbuf -oL``, ``setsid``."""
-    argv = [str(a) for a in argv]
+    argv = [os.fsdecode(a) for a in argv]
     while argv and os.path.basename(argv[0]) in _WRAPPERS:
         takes_value, rest = _WRAPPERS[os.path.basename(argv[0])], argv[1:]
         while rest and (rest[0].startswith("-") or "=" in rest[0]):
@@ -169,18 +169,17 @@ def own_program(argv, folders):
     argv = _unwrapped(argv)
     if not argv:
         return False
-    first = str(argv[0])
+    first = argv[0]
     if _inside(first, folders):
         return True
     if os.path.basename(first).rstrip("0123456789.") not in ("python", "bash", "sh", "dash", "node", "perl",
                                                               "ruby", "pytest", "py.test"):
         return False
     for arg in argv[1:]:
-        arg = str(arg)
         if arg == "-c":  # code on the command line: not a file of the tests
             return False
         if arg == "-m":  # a module: the tests' own only as pytest run on them
-            rest = [str(a) for a in argv[argv.index(arg) + 1:]]
+            rest = argv[argv.index(arg) + 1:]
             return rest[:1] in (["pytest"], ["py.test"]) and any(_inside(a, folders) for a in rest[1:])
         if not arg.startswith("-"):
             return _inside(arg, folders)
@@ -192,8 +191,7 @@ def named(argv, folders):
     directory inside them does not count: the isolation's worker starts in the test's."""
     found = []
     for arg in argv:
-        text = os.fsdecode(arg) if isinstance(arg, bytes) else str(arg)
-        for part in {text, text.split("=", 1)[-1]}:
+        for part in {arg, arg.split("=", 1)[-1]}:
             if _inside(part, folders) and os.path.exists(part):
                 found.append(part)
     return found
@@ -203,9 +201,9 @@ def _words(command):
     import shlex
 
     try:
-        return shlex.split(os.fsdecode(command) if isinstance(command, bytes) else str(command))
+        return shlex.split(command)
     except ValueError:
-        return str(command).split()
+        return command.split()
 
 
 def _inside(path, folders):
@@ -213,9 +211,6 @@ def _inside(path, folders):
         return False
     real = os.path.realpath(path)
     return any(real == f or real.startswith(f.rstrip("/") + "/") for f in folders)
-
-
-_confined = []
 
 
 def confine_children(folders):
@@ -228,24 +223,21 @@ def confine_children(folders):
     base = hide(folders)
     if base is None:
         return False
-    _confined[:] = [folders, base]
     original = subprocess.Popen._execute_child
 
     def _execute_child(self, args, executable, preexec_fn, *rest):
-        argv = [args] if isinstance(args, (str, bytes, os.PathLike)) else list(args)
+        argv = [os.fsdecode(a) for a in ([args] if isinstance(args, (str, bytes, os.PathLike)) else args)]
         if len(rest) > 6 and rest[6] and argv:  # shell=True: the command is one string
             argv = _words(argv[0])
         if own_program([executable or argv[0], *argv[1:]] if argv else [], folders):
             return original(self, args, executable, preexec_fn, *rest)
         show = named(argv, folders)
-        fd = hide(folders, show) if show else base
-        if fd is None:
-            return original(self, args, executable, preexec_fn, *rest)
+        fd = hide(folders, show) if show else None
+        if fd is None:  # nothing named, or the named paths could not be opened to it: all stay hidden
+            fd = base
 
         def confined():
-            _syscall()  # bound in the parent: the child only makes two system calls
-            _libc.prctl(_NO_NEW_PRIVS, 1, 0, 0, 0)
-            if _libc.syscall(_RESTRICT, fd, ctypes.c_uint32(0)) != 0:
+            if not restrict(fd):
                 raise OSError("the tests' folders could not be hidden from this program (Landlock)")
             if preexec_fn is not None:
                 preexec_fn()
