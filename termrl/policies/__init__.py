@@ -7,6 +7,8 @@ openai policy is made.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from termrl.protocols import HarnessError, Policy
 
 SPECS = "oracle, nop, script:FILE, hf:PATH or openai:BASE_URL"
@@ -51,6 +53,9 @@ def make_policy(spec: str, *, model: str | None = None, **options) -> Policy:
     if kind == "hf":
         if not rest:
             raise ValueError(f"policy {spec!r} needs a model directory: hf:PATH")
+        if rest.startswith(("/", "~", ".")) and not (Path(rest).expanduser() / "config.json").is_file():
+            raise ValueError(f"policy {spec}: {rest} holds no model (no config.json): build one there, e.g. "
+                             f"../shared/tools/qwen2.5-coder-0.5b.sh {rest}, or name another directory")
         from termrl.policies.hf import HFPolicy
 
         return HFPolicy(rest, **options)

@@ -36,6 +36,12 @@ def test_bad_specs_say_what_to_use(spec, message):
         make_policy(spec, model="m" if spec == "openai:" else None)
 
 
+def test_a_local_path_without_a_model_says_how_to_build_one(tmp_path):
+    for path in (tmp_path / "missing", tmp_path):
+        with pytest.raises(ValueError, match=f"{path} holds no model \\(no config.json\\): build one there"):
+            make_policy(f"hf:{path}")
+
+
 def test_model_is_only_for_openai(tiny_model):
     with pytest.raises(ValueError, match="only for openai"):
         make_policy(f"hf:{tiny_model}", model="qwen")
