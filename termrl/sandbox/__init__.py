@@ -111,11 +111,18 @@ Not isolated, or weaker:
   test folders or the report's folder (a test's own programs, in the test
   folder, excepted; a test file a test names on a program's command line
   stays readable to that program). Not covered: programs a test starts with
-  ``os.posix_spawn``, ``os.fork`` or ``pty.spawn``; a Terminal-Bench or
-  Harbor task's own test script and what it runs outside pytest; kernels
-  without Landlock (before 5.13) or containers whose seccomp profile refuses
-  it, where ``TestsData.tests_hidden`` is False and the detectors
-  (``out_of_bounds``, ``grader_access``) and impossible variants are the net.
+  ``os.posix_spawn``, ``os.fork`` or ``pty.spawn``; the agent's programs that
+  one of the tests' own programs runs in turn (it runs free, and so do its
+  children); a Terminal-Bench or Harbor task's own test script and what it
+  runs outside pytest; kernels without Landlock (before 5.13) or containers
+  whose seccomp profile refuses it, where ``TestsData.tests_hidden`` is False
+  and the detectors (``out_of_bounds``, ``grader_access``) and impossible
+  variants are the net. How often real tasks meet these (600 and 400 tasks
+  drawn from zjysteven/terminal-bench-env, 2026-12-05): no ``test.sh`` of
+  400 runs anything but pytest and its set-up, no ``test_outputs.py`` of 600
+  ``exec``s the agent's source or uses ``runpy`` (8 ``compile`` it without
+  running it); 13 of 600 import it (by path, or with its folder put on
+  ``sys.path``: both isolated), 116 use ``subprocess`` (confined).
 
 - The kernel is shared (no seccomp filter beyond bubblewrap's defaults): a
   kernel exploit escapes. Use the docker backend with gVisor, or VMs, for
