@@ -10,8 +10,10 @@ clipped policy gradient ("dapo" token normalisation), with no KL term (``beta=0`
 
 termrl writes only what TRL cannot do: the environment adapter
 (``termrl.train.grpo_env``), the reward functions (one ``EpisodeScorer`` per run with one
-view per spec component, ``termrl.train.grpo_rewards``) and the count of zero-variance
-groups. The rest is TRL's:
+view per spec component, ``termrl.train.grpo_rewards``), the count of zero-variance
+groups, and tool calls run for all rollouts at once (TRL runs them one rollout after
+another; with ``workers`` above 1 the trainer, TRL's with its tool loop wrapped in
+``ToolCallsAhead``, runs up to ``workers`` rollouts' calls at a time). The rest is TRL's:
 
 - Environment tokens are masked out of the loss by TRL's tool loop: the tokens of tool
   results get 0 in its ``tool_mask`` and the loss mask is ``completion_mask * tool_mask``.
@@ -44,6 +46,7 @@ verification, detection and reward time are counted apart.
 from __future__ import annotations
 
 import contextlib
+import functools
 from collections.abc import Callable, Iterable
 
 from termrl.actions import NATIVE_PROMPT
@@ -51,7 +54,7 @@ from termrl.env import EnvConfig
 from termrl.episode import system_message
 from termrl.protocols import Task
 from termrl.reward.spec import load_spec
-from termrl.train.grpo_env import EnvironmentFactory, register_tasks, resolve_task
+from termrl.train.grpo_env import EnvironmentFactory, ToolCallsAhead, register_tasks, resolve_task
 from termrl.train.grpo_rewards import EpisodeScorer, ScoredBatch, ZeroVarianceStats, grpo_reward_funcs
 
 SYSTEM_PROMPT = NATIVE_PROMPT
@@ -106,16 +109,16 @@ def train_grpo(model, tokenizer, tasks, spec, args, peft_config=None, accountant
     ``peft_config``: LoRA (or any PEFT) config; only the adapter is trained. ``accountant``:
     a ``termrl.rollout.accounting.Accountant``; training goes to its ``training`` phase,
     sandbox, verification, detection and reward time to theirs. ``env_config``: the episodes'
-    limits and sandbox backend. ``workers``: episodes verified at once. ``on_batch``: called
-    with every ``ScoredBatch`` (``termrl train`` stores the rollouts). ``resume_from_checkpoint``:
-    passed to ``Trainer.train``. ``verifier``: how finished episodes are verified (None: in
-    their own sandboxes; ``PoolVerifier(RayVerifierPool(...))``: on a Ray cluster). ``judge``: a
-    ``termrl.reward.judge.ModelJudge`` reading each passing episode (a spec's ``judge`` component). Every sandbox is closed when this returns, also when training
+    limits and sandbox backend. ``workers``: episodes verified, and rollouts' tool calls run, at
+    once. ``on_batch``: called with every ``ScoredBatch`` (``termrl train`` stores the rollouts).
+    ``resume_from_checkpoint``: passed to ``Trainer.train``. ``verifier``: how finished episodes
+    are verified (None: in their own sandboxes; ``PoolVerifier(RayVerifierPool(...))``: on a Ray
+    cluster). ``judge``: a ``termrl.reward.judge.ModelJudge`` reading each passing episode (a
+    spec's ``judge`` component). Every sandbox is closed when this returns, also when training
     raises. The run's ``EpisodeScorer`` (one per run: it finishes and scores each batch once)
     is ``trainer.reward_funcs[0].scorer``.
     """
     from datasets import Dataset
-    from trl import GRPOTrainer
 
     if isinstance(spec, str):
         spec = load_spec(spec)
@@ -126,15 +129,33 @@ def train_grpo(model, tokenizer, tasks, spec, args, peft_config=None, accountant
     phase = accountant.phase if accountant is not None else None
     factory = EnvironmentFactory(env_config, phase, verifier=verifier, judge=judge)
     scorer = EpisodeScorer(spec, args.num_generations, workers, phase, [on_batch] if on_batch else [])
-    trainer = GRPOTrainer(model=model, reward_funcs=scorer.views(), args=args, train_dataset=dataset,
-                          processing_class=tokenizer, callbacks=list(callbacks), peft_config=peft_config,
-                          environment_factory=factory)
+    trainer = _trainer_class()(model=model, reward_funcs=scorer.views(), args=args, train_dataset=dataset,
+                               processing_class=tokenizer, callbacks=list(callbacks), peft_config=peft_config,
+                               environment_factory=factory)
+    trainer.tool_workers = workers
     try:
         with phase("training") if phase else contextlib.nullcontext():
             trainer.train(resume_from_checkpoint=resume_from_checkpoint)
     finally:
         factory.close()
     return trainer
+
+
+@functools.cache
+def _trainer_class():
+    """TRL's ``GRPOTrainer`` whose tool loop runs the rollouts' calls at once (``ToolCallsAhead``)."""
+    from trl import GRPOTrainer
+
+    class TermrlGRPOTrainer(GRPOTrainer):
+        tool_workers = 1
+        """Rollouts whose tool calls run at once (1: one after another, as in TRL)."""
+
+        def _tool_call_loop(self, prompts, prompt_ids, completion_ids, completions, *args, **kwargs):
+            with ToolCallsAhead(self.environments, self._sync_tool_dicts, self._async_tool_dicts, completions,
+                                self.tool_workers):
+                return super()._tool_call_loop(prompts, prompt_ids, completion_ids, completions, *args, **kwargs)
+
+    return TermrlGRPOTrainer
 
 
 __all__ = ["SYSTEM_PROMPT", "ZeroVarianceStats", "grpo_reward_funcs", "task_rows", "train_grpo"]

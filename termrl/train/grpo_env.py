@@ -23,13 +23,23 @@ the previous episode, so an abandoned rollout never leaks a sandbox, and
 A harness failure (the sandbox cannot start, or dies) is never the agent's fault: the
 episode ends as ``Ending.ERROR`` with unverified evidence (``termrl.episode.harness_failure``),
 so its reward is None and it never trains the policy.
+
+TRL calls the tools of a batch one rollout after another (``GRPOTrainer._tool_call_loop``:
+async tools are gathered only within one rollout's reply). ``ToolCallsAhead`` runs them for
+every rollout at once, each rollout's calls in their order, and hands TRL the results when it
+asks; ``termrl.train.grpo`` wraps TRL's loop in it when it is given more than one worker.
 """
 
 from __future__ import annotations
 
+import inspect
 import itertools
+import threading
+import warnings
 import weakref
-from collections.abc import Mapping
+from collections import deque
+from collections.abc import Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 
 from termrl.env import EnvConfig, TerminalEnv
 from termrl.episode import Phase, harness_failure
@@ -79,6 +89,9 @@ class TerminalToolEnv:
         """A number unique in this process per episode: the scorer's batches are keyed on it."""
         self._failed_reset: Outcome | None = None
         self._tool_calls = 0
+        self._ahead_of: ToolCallsAhead | None = None
+        self._ahead: deque[Future] = deque()
+        """Calls run ahead of TRL for this rollout (``ToolCallsAhead``), oldest first: (action, result)."""
 
     def reset(self, task_id: str, **row) -> str:
         """Start an episode of ``task_id`` (the row's other fields are ignored); the first observation."""
@@ -123,6 +136,20 @@ class TerminalToolEnv:
     # ------------------------------------------------------------------ lifecycle (private: not tools)
 
     def _act(self, action: Action) -> str:
+        if getattr(_AHEAD, "running", False):  # a ToolCallsAhead thread runs this call for TRL
+            _AHEAD.action = action
+        elif self._ahead_of is not None:  # TRL's own call: its result may be ready
+            self._ahead_of.start()
+            if self._ahead:
+                done, result = self._ahead.popleft().result()  # re-raises what the call raised
+                if done == action:
+                    return result
+                warnings.warn(f"{self!r}: TRL called {action} but {done} was run ahead for it; running "
+                              "TRL's call too (a bug in ToolCallsAhead: please report it)", RuntimeWarning,
+                              stacklevel=2)
+        return self._run(action)
+
+    def _run(self, action: Action) -> str:
         if self._failed_reset is None and self.env.task is None:
             raise RuntimeError("a tool was called before reset(): TRL resets every environment first")
         self._tool_calls += 1
@@ -194,6 +221,112 @@ def _ending_text(ending: Ending, env: TerminalEnv) -> str:
     return ending.value.replace("_", " ")
 
 
+_AHEAD = threading.local()
+"""``running``: this thread is a ``ToolCallsAhead`` worker; ``action``: the call it just made."""
+
+
+class ToolCallsAhead:
+    """Runs the tool calls of a batch's rollouts at once, ahead of TRL's loop asking for them.
+
+    ``with ToolCallsAhead(environments, tool_dicts, async_tool_dicts, completions, workers):``
+    around TRL's ``_tool_call_loop(..., completions, ...)``, with TRL's per-rollout
+    ``environments``, ``_sync_tool_dicts`` and ``_async_tool_dicts``. The first call TRL makes in
+    each round of its loop starts, in up to ``workers`` threads, the calls of every rollout whose
+    last reply (``completions[i][-1]``, which TRL's loop appends to in place) holds calls not
+    started yet. A rollout's calls run in their order, one at a time, in one thread, so a sandbox
+    never sees two at once; TRL's own calls then take their results in the same order (an
+    exception a call raised is raised to TRL again).
+
+    Exactly the calls TRL's loop makes are run ahead: a ``function`` call that names a tool of
+    the rollout's environment and whose arguments bind to it (TRL refuses the others before they
+    reach the environment). A reply that also calls anything else (a standalone or async tool)
+    is left to TRL, in TRL's order. With ``workers`` 1, or one rollout, nothing runs ahead."""
+
+    def __init__(self, environments: Sequence[TerminalToolEnv] | None, tool_dicts: Sequence[Mapping],
+                 async_tool_dicts: Sequence[Mapping], completions: Sequence[list], workers: int):
+        self.environments = list(environments or ())
+        self.tool_dicts, self.async_tool_dicts = tool_dicts, async_tool_dicts
+        self.completions, self.workers = completions, workers
+        self._started: dict[int, dict] = {}
+        """id -> reply whose calls were started (held, so that no id is reused while the loop runs)."""
+        self._lock = threading.Lock()
+        self._pool: ThreadPoolExecutor | None = None
+
+    def __enter__(self) -> ToolCallsAhead:
+        if self.workers > 1 and len(self.environments) > 1:
+            self._pool = ThreadPoolExecutor(self.workers, thread_name_prefix="termrl-tools")
+            for env in self.environments:
+                env._ahead_of = self
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self._pool is None:
+            return
+        self._pool.shutdown(wait=True)
+        for env in self.environments:
+            env._ahead_of = None
+            env._ahead.clear()
+
+    def start(self) -> None:
+        """Start the calls of every rollout whose last reply holds calls not started yet."""
+        with self._lock:
+            for env, tools, async_tools, messages in zip(self.environments, self.tool_dicts,
+                                                         self.async_tool_dicts, self.completions):
+                reply = messages[-1] if messages else None
+                if not isinstance(reply, dict) or reply.get("role") != "assistant" or id(reply) in self._started:
+                    continue
+                if not reply.get("tool_calls"):
+                    continue
+                self._started[id(reply)] = reply
+                calls = _calls_of(env, tools, async_tools, reply["tool_calls"])
+                if calls:
+                    futures = [Future() for _ in calls]
+                    env._ahead.extend(futures)
+                    self._pool.submit(_run_ahead, calls, futures)
+
+
+def _calls_of(env: TerminalToolEnv, tools: Mapping, async_tools: Mapping, tool_calls: list) -> list[tuple] | None:
+    """``(tool, arguments)`` of each call of one reply that TRL's loop would run, in its order;
+    None when the reply also calls something other than ``env``'s own sync tools (TRL then runs
+    all of it: it runs a reply's async calls after its sync ones)."""
+    calls = []
+    for call in tool_calls:
+        if not isinstance(call, dict) or call.get("type") != "function":
+            continue  # TRL records an error; nothing runs
+        function = call.get("function") or {}
+        name, arguments = function.get("name"), function.get("arguments")
+        if not isinstance(name, str):
+            continue  # TRL's lookup fails: nothing runs
+        if name in async_tools:
+            return None
+        tool = tools.get(name)
+        if tool is None:
+            continue  # "Tool not found": nothing runs
+        if getattr(tool, "__self__", None) is not env:
+            return None
+        try:
+            inspect.signature(tool).bind(**arguments)
+        except TypeError:
+            continue  # TRL's call fails on the arguments before the tool runs
+        calls.append((tool, arguments))
+    return calls
+
+
+def _run_ahead(calls: list[tuple], futures: list[Future]) -> None:
+    _AHEAD.running = True
+    try:
+        for (tool, arguments), future in zip(calls, futures):
+            _AHEAD.action = None
+            try:
+                result = tool(**arguments)
+            except Exception as e:  # noqa: BLE001 - handed to TRL's call, which records it as TRL would
+                future.set_exception(e)
+            else:
+                future.set_result((_AHEAD.action, result))
+    finally:
+        _AHEAD.running = False
+
+
 class EnvironmentFactory:
     """The ``environment_factory`` given to TRL: makes ``TerminalToolEnv``s and can close them all."""
 
@@ -220,5 +353,5 @@ class EnvironmentFactory:
             env._close()
 
 
-__all__ = ["EnvironmentFactory", "TASKS", "TerminalToolEnv", "episode_outcome", "register_tasks",
-           "resolve_task"]
+__all__ = ["EnvironmentFactory", "TASKS", "TerminalToolEnv", "ToolCallsAhead", "episode_outcome",
+           "register_tasks", "resolve_task"]

@@ -387,6 +387,108 @@ def test_grpo_with_the_models_own_samples(tiny, tmp_path):
     assert not leftover_sandboxes()
 
 
+def two_calls(*calls: str) -> str:
+    return "\n".join(calls)
+
+
+SLOW = "sleep 0.4; echo"
+"""Each rollout's command sleeps: run one rollout after another, they cannot overlap."""
+AHEAD_SCRIPTS = {"Write the word hello": [
+    # one reply holding four calls: TRL refuses an unknown tool and arguments that do not bind
+    # before they reach the environment; the others run in their order
+    [two_calls(call("bash", command=f"{SLOW} one-a > a.txt"), call("nosuch", x=1), call("bash", cmd="x"),
+               call("write_file", path="b.txt", content="one-b\n")),
+     *["(unused: a turn is the number of tool responses, and that reply got four)"] * 3,
+     call("bash", command=f"{SLOW} one-c; cat a.txt b.txt")],
+    [call("bash", command=f"{SLOW} two-a > out.txt"), call("bash", command=f"{SLOW} two-b"),
+     call("write_file", path="out.txt", content="hello\n")],
+    [call("bash", command=f"{SLOW} three-a")],
+    [call("write_file", path="c.txt", content="three\n"), call("bash", command=f"{SLOW} four-b; cat c.txt")],
+]}
+
+
+def run_ahead_batch(tiny, tmp_path, monkeypatch, workers: int):
+    """One GRPO step of 4 scripted rollouts; what TRL handed the loss, and each call the environments
+    ran: (episode, action, start, end)."""
+    import time
+
+    batches = capture_batches(monkeypatch)
+    ran: list[tuple] = []
+    original = TerminalToolEnv._run
+
+    def timed(self, action):
+        start = time.monotonic()
+        try:
+            return original(self, action)
+        finally:
+            ran.append((self.episode, action.to_dict(), start, time.monotonic()))
+
+    monkeypatch.setattr(TerminalToolEnv, "_run", timed)
+    model, tokenizer = load(tiny, AHEAD_SCRIPTS)
+    train_grpo(model, tokenizer, [HELLO], "coderl", config(
+        tmp_path / str(workers), max_steps=1, per_device_train_batch_size=4, num_generations=4,
+        max_completion_length=1024), env_config=CONFIG, workers=workers)
+    monkeypatch.undo()
+    responses = []
+    for i in range(batches[0]["completion_ids"].size(0)):
+        ids, keep = batches[0]["completion_ids"][i], batches[0]["completion_mask"][i].bool()
+        responses.append(tokenizer.decode(ids[keep & ~batches[0]["tool_mask"][i].bool()]))
+    return responses, ran, batches[0]["advantages"]
+
+
+@pytest.mark.sandbox
+def test_the_rollouts_tool_calls_run_at_once_and_give_trl_what_one_after_another_gives(tiny, tmp_path,
+                                                                                      monkeypatch):
+    serial, ran_serial, adv_serial = run_ahead_batch(tiny, tmp_path, monkeypatch, workers=1)
+    ahead, ran_ahead, adv_ahead = run_ahead_batch(tiny, tmp_path, monkeypatch, workers=4)
+
+    # what TRL masks in as tool results, and so the rewards, are the same either way
+    assert ahead == serial
+    assert torch.equal(adv_ahead, adv_serial) and adv_serial.abs().sum() > 0  # one rollout passes
+    assert "Tool nosuch not found" in serial[0] and "one-a\none-b" in serial[0]
+
+    def calls(ran):  # each rollout's calls, in the order they ran; episode numbers differ between runs
+        by_episode: dict[int, list] = {}
+        for episode, action, *_ in sorted(ran, key=lambda r: r[2]):
+            by_episode.setdefault(episode, []).append(action)
+        return sorted(by_episode.values(), key=lambda actions: str(actions[0]))
+
+    assert calls(ran_ahead) == calls(ran_serial)  # every call once, in its rollout's order
+    assert sum(len(c) for c in calls(ran_serial)) == 9  # 3 + 3 + 1 + 2: the refused two never ran
+
+    def overlapping(ran):
+        return sum(a[0] != b[0] and a[2] < b[3] and b[2] < a[3] for a in ran for b in ran) // 2
+
+    assert overlapping(ran_serial) == 0
+    assert overlapping(ran_ahead) >= 3  # the four first calls, the second round's three
+    assert not leftover_sandboxes()
+
+
+def test_a_reply_that_calls_anything_but_its_environments_tools_is_left_to_trl():
+    from termrl.train.grpo_env import _calls_of
+
+    env, other = TerminalToolEnv(CONFIG), TerminalToolEnv(CONFIG)
+
+    def standalone(x: str) -> str:
+        return x
+
+    async def later(x: str) -> str:
+        return x
+
+    tools = {"bash": env.bash, "write_file": env.write_file, "standalone": standalone}
+
+    def fn(name, **arguments):
+        return {"type": "function", "function": {"name": name, "arguments": arguments}}
+
+    ok = [fn("bash", command="ls"), {"type": "other"}, "junk", fn(["bash"]), fn("nosuch"), fn("bash", cmd="x"),
+          {"type": "function", "function": {"name": "bash", "arguments": "ls"}}, fn("write_file", path="a", content="")]
+    assert _calls_of(env, tools, {}, ok) == [(env.bash, {"command": "ls"}),
+                                             (env.write_file, {"path": "a", "content": ""})]
+    assert _calls_of(env, tools, {}, [fn("bash", command="ls"), fn("standalone", x="y")]) is None
+    assert _calls_of(env, tools, {"later": later}, [fn("bash", command="ls"), fn("later", x="y")]) is None
+    assert _calls_of(env, {"bash": other.bash}, {}, [fn("bash", command="ls")]) is None  # another rollout's tool
+
+
 @pytest.mark.sandbox
 def test_sandboxes_close_when_training_fails(tiny, tmp_path):
     model, tokenizer = load(tiny, {"Write the word hello": [GOOD, BAD]})
