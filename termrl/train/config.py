@@ -129,7 +129,8 @@ class GRPOSection:
     """Server mode: where ``trl vllm-serve`` listens, e.g. "http://10.0.0.5:8000" (empty: TRL's
     default, port 8000 of this machine)."""
     workers: int = 2
-    """Episodes verified at once."""
+    """Episodes verified, and rollouts' tool calls run, at once (TRL alone runs the calls one
+    rollout after another)."""
 
 
 @dataclass
