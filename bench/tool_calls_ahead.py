@@ -11,6 +11,8 @@ tasks, batch and seed.
 Prints ``name=value`` lines, per worker count W:
 
   tool_loop_s_wW=    seconds per step inside TRL's tool loop (the rollouts' calls)
+  reset_s_wW=        seconds per step in the environments' resets (TRL makes them one after
+                     another; each starts the rollout's sandbox)
   step_s_wW=         wall seconds per optimizer step
   tool_loop_speedup_wW=, step_speedup_wW=   the same, workers=1 over workers=W
 
@@ -56,29 +58,32 @@ class ReferenceReplies:
         return torch.stack([torch.cat([r, torch.full((width - len(r),), self.tok.pad_token_id)]) for r in rows])
 
 
-def run(model_dir: Path, tasks, workers: int, args, out: Path) -> tuple[float, float]:
-    """Seconds per step: inside the tool loop, and in all."""
+def run(model_dir: Path, tasks, workers: int, args, out: Path) -> tuple[float, float, float]:
+    """Seconds per step: inside the tool loop, in resets, and in all."""
     from transformers import AutoModelForCausalLM, AutoTokenizer
     from trl import GRPOConfig
 
     from termrl.env import EnvConfig
     from termrl.train.grpo import _trainer_class, train_grpo
+    from termrl.train.grpo_env import TerminalToolEnv
 
     tokenizer = AutoTokenizer.from_pretrained(model_dir)
     model = AutoModelForCausalLM.from_pretrained(model_dir)
     model.generate = ReferenceReplies(tokenizer, tasks)
     trainer_class = _trainer_class()
-    loop = trainer_class._tool_call_loop
-    spent = [0.0]
+    loop, reset = trainer_class._tool_call_loop, TerminalToolEnv.reset
+    spent = {loop: 0.0, reset: 0.0}
 
-    def timed(self, *a, **k):
-        start = time.perf_counter()
-        try:
-            return loop(self, *a, **k)
-        finally:
-            spent[0] += time.perf_counter() - start
+    def timer(method):
+        def timed(self, *a, **k):
+            start = time.perf_counter()
+            try:
+                return method(self, *a, **k)
+            finally:
+                spent[method] += time.perf_counter() - start
+        return timed
 
-    trainer_class._tool_call_loop = timed
+    trainer_class._tool_call_loop, TerminalToolEnv.reset = timer(loop), timer(reset)
     config = GRPOConfig(output_dir=str(out), use_cpu=True, report_to="none", max_steps=args.steps,
                         per_device_train_batch_size=args.tasks * args.group, num_generations=args.group,
                         max_completion_length=512, learning_rate=1e-5, logging_steps=1, save_strategy="no",
@@ -88,8 +93,8 @@ def run(model_dir: Path, tasks, workers: int, args, out: Path) -> tuple[float, f
         train_grpo(model, tokenizer, tasks, "coderl", config, env_config=EnvConfig(static=False),
                    workers=workers)
     finally:
-        trainer_class._tool_call_loop = loop
-    return spent[0] / args.steps, (time.perf_counter() - start) / args.steps
+        trainer_class._tool_call_loop, TerminalToolEnv.reset = loop, reset
+    return spent[loop] / args.steps, spent[reset] / args.steps, (time.perf_counter() - start) / args.steps
 
 
 def main() -> None:
@@ -110,10 +115,11 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="termrl-bench-") as tmp:
         model_dir = build_tiny_model(Path(tmp) / "tiny", hidden_size=16, layers=1, heads=2)
         results = {w: run(model_dir, tasks, w, args, Path(tmp) / f"out-{w}") for w in counts}
-    base_loop, base_step = results[counts[0]]
+    base_loop, _, base_step = results[counts[0]]
     print(f"rollouts_per_step={args.tasks * args.group}")
-    for w, (loop_s, step_s) in results.items():
+    for w, (loop_s, reset_s, step_s) in results.items():
         print(f"tool_loop_s_w{w}={loop_s:.3f}")
+        print(f"reset_s_w{w}={reset_s:.3f}")
         print(f"step_s_w{w}={step_s:.3f}")
         print(f"tool_loop_speedup_w{w}={base_loop / loop_s:.2f}")
         print(f"step_speedup_w{w}={base_step / step_s:.2f}")
