@@ -37,6 +37,7 @@ Each trajectory's ``timing`` holds its own phase split, measured on its worker.
 from __future__ import annotations
 
 import queue
+import socket
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Self
@@ -70,12 +71,29 @@ def connect(address: str | None = None):
     if address in (None, "", "local"):
         ray.init(include_dashboard=False, log_to_driver=False)
     else:
+        why = _unreachable(address)
+        if why:  # Ray itself retries for minutes before it gives up
+            raise ConnectionError(f"no Ray cluster at {address!r} (nothing answers there: {why}); start one "
+                                  "with `ray start --head`, or pass its head's HOST:PORT")
         try:
             ray.init(address=address, log_to_driver=False)
         except (ConnectionError, RuntimeError, ValueError) as e:
             raise ConnectionError(f"no Ray cluster at {address!r} ({e}); start one with `ray start --head`, "
                                   "or pass its head's HOST:PORT") from None
     return ray
+
+
+def _unreachable(address: str, timeout: float = 5.0) -> str | None:
+    """Why nothing accepts a connection at ``address`` (``HOST:PORT``); None when something does,
+    or when the address is not ``HOST:PORT`` (``auto``, ``ray://...``: Ray resolves those)."""
+    host, sep, port = address.rpartition(":")
+    if not sep or not host or "://" in host or not port.isdigit():
+        return None
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=timeout).close()
+    except OSError as e:
+        return str(e) or type(e).__name__
+    return None
 
 
 def _play(task: Task, sample: int, policy, options: dict, config: RolloutConfig, spec) -> Trajectory:

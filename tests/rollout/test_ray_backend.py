@@ -73,3 +73,26 @@ def test_missing_ray_says_what_to_install(monkeypatch, tasks):
     monkeypatch.setitem(sys.modules, "ray", None)  # `import ray` now raises ImportError
     with pytest.raises(ImportError, match=r"pip install 'termrl\[ray\]'"):
         run_rollouts_ray(tasks, "nop", RolloutConfig())
+
+
+
+def test_an_address_where_nothing_listens_fails_at_once_and_says_how_to_start_a_cluster(tmp_path):
+    """Through the command line, in its own process (this module's Ray instance would be joined)."""
+    import socket
+    import subprocess
+    import time
+
+    with socket.socket() as s:  # a port that was free a moment ago: nothing listens there
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    start = time.monotonic()
+    r = subprocess.run([sys.executable, "-m", "termrl", "eval", "--policy", "oracle", "--suite", "builtin:0",
+                        "--ray", f"127.0.0.1:{port}", "--out", str(tmp_path / "run")],
+                       capture_output=True, text=True, timeout=120)
+    took = time.monotonic() - start
+    out = " ".join((r.stdout + r.stderr).split())
+    assert r.returncode != 0 and "Traceback" not in out
+    assert f"no Ray cluster at '127.0.0.1:{port}' (nothing answers there: " in out
+    assert "start one with `ray start --head`" in out
+    assert took < 60  # Ray alone retries for minutes
+    assert not (tmp_path / "run").exists() or not any((tmp_path / "run").glob("part-*"))
