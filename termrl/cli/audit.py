@@ -14,7 +14,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from termrl.cli.output import emit_json
+from termrl.cli.output import emit_json, runnable
 
 console = Console()
 err = Console(stderr=True)
@@ -90,8 +90,11 @@ def audit_cmd(
         except SurvivorsError as e:
             err.print(f"[red]error:[/] --mutants {e}")
             raise typer.Exit(2)
-    tasks = [e.task for e in entries if e.task is not None and not e.task.unsupported]
-    skipped = [e.id for e in entries if e.task is None or e.task.unsupported]
+    tasks, skipped = runnable(entries, err)
+    if not tasks:
+        err.print(f"[red]error:[/] suite {suite}: no task can run ({len(skipped)} skipped, each said above); "
+                  f"`termrl tasks validate {suite}` checks them")
+        raise typer.Exit(2)
     settings = {"suite": suite, "spec": spec, "exploits": sorted(chosen), "progress": sorted(set(points))}
     if mutants is not None:  # a resumed audit must replay the same survivors
         import hashlib

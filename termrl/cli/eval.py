@@ -13,7 +13,7 @@ import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from termrl.cli.output import emit_json
+from termrl.cli.output import emit_json, runnable
 
 console = Console()
 err = Console(stderr=True)
@@ -140,8 +140,10 @@ def eval_cmd(
         agent = make_policy(policy, model=model, **options)
     except (SpecError, SuiteError, TaskFormatError, ValueError, OSError) as e:
         _fail(str(e))
-    tasks = [e.task for e in entries if e.task is not None and not e.task.unsupported]
-    skipped = [e.id for e in entries if e.task is None or e.task.unsupported]
+    tasks, skipped = runnable(entries, err)
+    if not tasks:
+        _fail(f"suite {suite}: no task can run ({len(skipped)} skipped, each said above); "
+              f"`termrl tasks validate {suite}` checks them")
     try:
         store = stores.TrajectoryStore(out)
         stores.write_meta(out, {**meta, "k": k, "started": old["started"] if old else time.time()})

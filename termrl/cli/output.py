@@ -38,3 +38,20 @@ def emit_json(text: str) -> None:
     stream = _json_stream or sys.stdout
     stream.write(text + "\n")
     stream.flush()
+
+
+def runnable(entries, err) -> tuple[list, list[str]]:
+    """The tasks of a suite's ``entries`` that can run, and the ids of the others, each said on
+    ``err`` with why: a task that cannot be loaded (its file and field), or one this machine
+    cannot run (``Task.unsupported``)."""
+    from rich.markup import escape
+
+    tasks, skipped = [], []
+    for entry in entries:
+        if entry.task is not None and not entry.task.unsupported:
+            tasks.append(entry.task)
+            continue
+        skipped.append(entry.id)
+        why = entry.error if entry.task is None else f"unsupported: {entry.task.unsupported}"
+        err.print(f"[yellow]skipped[/] {escape(entry.id)}: {escape(str(why))}", highlight=False, soft_wrap=True)
+    return tasks, skipped

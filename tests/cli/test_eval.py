@@ -118,3 +118,30 @@ def test_a_resumed_run_knows_a_local_model_by_its_folder_through_links(tmp_path)
     assert not _same_setting("policy", f"hf:{tmp_path / 'qwen05'}", f"hf:{tmp_path}")
     assert not _same_setting("policy", f"openai:{model}", f"openai:{tmp_path / 'qwen05'}")  # a URL, not a folder
     assert not _same_setting("suite", "a", "b")
+
+
+def test_a_task_that_cannot_be_loaded_is_named_with_why_and_a_suite_with_none_left_is_an_error(tmp_path):
+    import shutil
+
+    from termrl.tasks.suites import BUILTIN_DIR
+
+    suite = tmp_path / "suite"
+    shutil.copytree(BUILTIN_DIR / "shell-count-errors", suite / "good")
+    (suite / "broken").mkdir()
+    (suite / "broken" / "task.toml").write_text('id = "broken"\n[verifier\n')
+    (suite / "broken" / "instruction.md").write_text("Do it.\n")
+    res = termrl("eval", "--policy", "oracle", "--suite", str(suite), "--out", str(tmp_path / "r"), "--json")
+    assert res.returncode == 0, res.stderr
+    data = json.loads(res.stdout)
+    assert [t["id"] for t in data["tasks"]] == ["shell-count-errors"] and data["skipped_tasks"] == ["broken"]
+    said = " ".join(res.stderr.split())
+    assert f"skipped broken: {suite / 'broken' / 'task.toml'}: is not valid TOML" in said
+
+    shutil.rmtree(suite / "good")
+    for command in (["eval", "--policy", "oracle", "--suite", str(suite), "--out", str(tmp_path / "r2")],
+                    ["audit", str(suite)]):
+        res = termrl(*command)
+        said = " ".join(res.stderr.split())
+        assert res.returncode == 2 and "skipped broken:" in said and "Traceback" not in said, res.stderr
+        assert f"error: suite {suite}: no task can run (1 skipped, each said above)" in said
+    assert not any((tmp_path / "r2").glob("*.parquet"))
