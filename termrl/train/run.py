@@ -148,7 +148,14 @@ def _tasks(suite: str):
     bad = [e for e in entries if e.task is None]
     if bad:
         raise ValueError(f"suite {suite!r}: task {bad[0].id} cannot be loaded: {bad[0].error}")
-    return [e.task for e in entries if not e.task.unsupported]
+    tasks = [e.task for e in entries if not e.task.unsupported]
+    for e in entries:
+        if e.task.unsupported:
+            print(f"termrl train: suite {suite}: skipping {e.id}, which cannot run here: {e.task.unsupported}",
+                  file=sys.stderr)
+    if not tasks:
+        raise ValueError(f"suite {suite!r}: none of its {len(entries)} tasks can run here (each said above)")
+    return tasks
 
 
 def _env(cfg: TrainConfig):
