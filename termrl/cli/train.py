@@ -67,8 +67,9 @@ def quickstart_cmd(
                                              help="Override a QuickstartConfig field: --set grpo_steps=100"),
     as_json: bool = typer.Option(False, "--json", help="Print the report (quickstart.json) as JSON."),
 ) -> None:
-    """Build a small model locally, warm-start it with SFT on reference solutions, train it with
-    GRPO on sandboxed rewards, and report held-out pass@1 after each (about 10 min on 2 cores)."""
+    """Build a small model locally, warm-start it by SFT, train it by GRPO; held-out pass@1 of each.
+
+    The SFT is on reference solutions, the GRPO on sandboxed rewards; about 10 minutes on 2 cores."""
     import contextlib
     import sys
 
