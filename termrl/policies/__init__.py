@@ -30,6 +30,18 @@ def configure(cls, config, options: dict):
     return replace(config or cls(), **options)
 
 
+def is_local_path(name: str) -> bool:
+    """Whether a model ``name`` is meant as a folder on this machine rather than a hub id (``org/name``):
+    it starts with ``/``, ``~`` or ``.``, has more than one ``/``, or exists here.
+
+    >>> [is_local_path(n) for n in ("/m", "./m", "results/run/final", "Qwen/Qwen2.5-Coder-0.5B-Instruct", "")]
+    [True, True, True, False, False]
+    """
+    if not name:
+        return False
+    return name.startswith(("/", "~", ".")) or name.count("/") > 1 or Path(name).expanduser().exists()
+
+
 def make_policy(spec: str, *, model: str | None = None, **options) -> Policy:
     """A policy from ``spec``. ``options`` go to ``HFConfig`` / ``OpenAIConfig``; ``model`` is
     the model name an openai endpoint serves (required there, and only there).
@@ -53,7 +65,7 @@ def make_policy(spec: str, *, model: str | None = None, **options) -> Policy:
     if kind == "hf":
         if not rest:
             raise ValueError(f"policy {spec!r} needs a model directory: hf:PATH")
-        if rest.startswith(("/", "~", ".")) and not (Path(rest).expanduser() / "config.json").is_file():
+        if is_local_path(rest) and not (Path(rest).expanduser() / "config.json").is_file():
             raise ValueError(f"policy {spec}: {rest} holds no model (no config.json): build one there, e.g. "
                              f"../shared/tools/qwen2.5-coder-0.5b.sh {rest}, or name another directory")
         from termrl.policies.hf import HFPolicy

@@ -331,8 +331,9 @@ def _check(cfg: TrainConfig, source: str) -> None:
         raise bad("output_dir", "set the run directory, e.g. output_dir = \"runs/my-run\"")
     if bool(cfg.model.path) == cfg.model.tiny:
         raise bad("model.path", "give a model directory in model.path, or set model.tiny = true (not both)")
-    local = cfg.model.path.startswith(("/", "~", "."))
-    if local and not (Path(cfg.model.path).expanduser() / "config.json").is_file():
+    from termrl.policies import is_local_path
+
+    if is_local_path(cfg.model.path) and not (Path(cfg.model.path).expanduser() / "config.json").is_file():
         raise bad("model.path", f"{cfg.model.path} holds no model (no config.json): build one there, e.g. "
                                 f"../shared/tools/qwen2.5-coder-0.5b.sh {cfg.model.path}, or --set model.path=DIR")
     if not cfg.tasks.train:

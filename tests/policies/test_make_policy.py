@@ -36,8 +36,10 @@ def test_bad_specs_say_what_to_use(spec, message):
         make_policy(spec, model="m" if spec == "openai:" else None)
 
 
-def test_a_local_path_without_a_model_says_how_to_build_one(tmp_path):
-    for path in (tmp_path / "missing", tmp_path):
+def test_a_local_path_without_a_model_says_how_to_build_one(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "empty").mkdir()
+    for path in (tmp_path / "missing", tmp_path, "runs/x/final", "empty"):
         with pytest.raises(ValueError, match=f"{path} holds no model \\(no config.json\\): build one there"):
             make_policy(f"hf:{path}")
 
