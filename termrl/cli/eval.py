@@ -21,6 +21,11 @@ err = Console(stderr=True)
 RESUME_KEYS = ("policy", "model", "suite", "spec", "samples", "action_format")
 """What must match for ``--resume`` to continue a run instead of mixing two."""
 
+EPISODE_KEYS = ("max_steps", "time_limit", "temperature", "max_new_tokens", "dtype", "stop_at_action", "judge",
+                "judge_model")
+"""The options that decide how an episode is played and scored: they must match too, where the stored
+run recorded them (runs made before it was recorded them carry none, and are not checked)."""
+
 
 LOCAL_MODELS = ("hf",)
 """Policies that load a model into the process: one per episode on a cluster, so not with --ray."""
@@ -50,6 +55,39 @@ def _same_setting(key: str, old, new) -> bool:
     if kind != kind2 or kind not in LOCAL_MODELS or not a or not b:
         return False
     return os.path.realpath(os.path.expanduser(a)) == os.path.realpath(os.path.expanduser(b))
+
+
+def _changed(old: dict, new: dict) -> list[str]:
+    """The settings of this call that differ from the stored run's (``old``), as ``KEY: OLD now NEW``:
+    every one of ``RESUME_KEYS``, and those of ``EPISODE_KEYS`` the stored run recorded.
+
+    >>> _changed({"suite": "builtin", "temperature": 0.0}, {"suite": "builtin", "temperature": 0.7, "dtype": None})
+    ['temperature: 0.0 now 0.7']
+    """
+    keys = [*RESUME_KEYS, *(key for key in EPISODE_KEYS if key in old)]
+    return [f"{key}: {old.get(key)!r} now {new.get(key)!r}" for key in keys
+            if not _same_setting(key, old.get(key), new.get(key))]
+
+
+def _stretch(agent) -> dict:
+    """This call's part of the run: when it started and, for a model loaded here, the dtype and
+    device it generates in (``--dtype auto`` decides the dtype by machine, so two stretches of one
+    run can differ, and ``_run.json`` says so)."""
+    stretch = {"started": time.time()}
+    model = getattr(agent, "model", None)
+    if model is not None and hasattr(model, "dtype"):
+        stretch.update(dtype=str(model.dtype).removeprefix("torch."), device=str(getattr(agent, "device", "")))
+    return stretch
+
+
+def _precision_note(stretches: list[dict]) -> str | None:
+    """A warning when this stretch (the last) generates in another dtype than an earlier one."""
+    now = stretches[-1].get("dtype")
+    before = sorted({s["dtype"] for s in stretches[:-1] if s.get("dtype")} - {now})
+    if now is None or not before:
+        return None
+    return (f"this stretch generates in {now}, earlier stretches of the run in {', '.join(before)} (--dtype auto "
+            f"decides by machine); pass --dtype {before[0]} to match them")
 
 
 def _fail(message: str) -> None:
@@ -114,7 +152,9 @@ def eval_cmd(
         _fail("--resume needs --out DIR, the run directory to finish")
     out = out or Path("runs") / f"eval-{time.strftime('%Y%m%d-%H%M%S')}"
     meta = {"policy": policy, "model": model, "suite": suite, "spec": spec, "samples": samples,
-            "action_format": action_format}
+            "action_format": action_format, "max_steps": max_steps, "time_limit": time_limit,
+            "temperature": temperature, "max_new_tokens": max_new_tokens, "dtype": dtype,
+            "stop_at_action": stop_at_action, "judge": judge, "judge_model": judge_model}
     try:
         old = stores.read_meta(out)
     except stores.StoreError as e:
@@ -123,11 +163,10 @@ def eval_cmd(
         _fail(f"{out} already holds a run; pass --resume to finish it or choose another --out")
     if old is not None:
         old = {"action_format": "tool_call", **old}  # runs from before the option used that format
-        changed = [key for key in RESUME_KEYS if not _same_setting(key, old.get(key), meta[key])]
+        changed = _changed(old, meta)
         if changed:
-            _fail(f"{out / stores.META_NAME} was made with different settings ({', '.join(changed)}: "
-                  + ", ".join(f"{old.get(key)!r} now {meta[key]!r}" for key in changed)
-                  + "); resume with the same ones or choose another --out")
+            _fail(f"{out / stores.META_NAME} was made with different settings ({'; '.join(changed)}); "
+                  "resume with the same ones or choose another --out")
     given = (("temperature", temperature), ("max_new_tokens", max_new_tokens), ("dtype", dtype),
              ("stop_at_action", stop_at_action or None))
     options = {key: value for key, value in given if value is not None}
@@ -146,7 +185,9 @@ def eval_cmd(
               f"`termrl tasks validate {suite}` checks them")
     try:
         store = stores.TrajectoryStore(out)
-        stores.write_meta(out, {**meta, "k": k, "started": old["started"] if old else time.time()})
+        stretches = [*(old or {}).get("stretches", []), _stretch(agent)]
+        stores.write_meta(out, {**meta, "k": k, "started": old["started"] if old else time.time(),
+                                "stretches": stretches})
     except (stores.StoreError, OSError) as e:
         _fail(str(e))
     try:
@@ -164,6 +205,9 @@ def eval_cmd(
             judged = make_judge(judge, model=judge_model, cache_dir=out / "judge-cache")
         except (ValueError, OSError) as e:
             _fail(f"--judge: {e}")
+    note = _precision_note(stretches)
+    if note:
+        err.print(f"[yellow]warning:[/] {note}")
     config = RolloutConfig(samples=samples, workers=workers, spec=reward_spec, env=env, judge=judged)
     accountant = Accountant()
     already = len(store.done_ids())

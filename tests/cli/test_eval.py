@@ -145,3 +145,43 @@ def test_a_task_that_cannot_be_loaded_is_named_with_why_and_a_suite_with_none_le
         assert res.returncode == 2 and "skipped broken:" in said and "Traceback" not in said, res.stderr
         assert f"error: suite {suite}: no task can run (1 skipped, each said above)" in said
     assert not any((tmp_path / "r2").glob("*.parquet"))
+
+
+def test_resume_refuses_other_episode_settings_and_records_each_stretch(tmp_path):
+    out = tmp_path / "run"
+    args = ["eval", "--policy", "oracle", "--suite", "logs-count:0-1", "--out", str(out), "--json"]
+    assert termrl(*args, "--max-steps", "2").returncode == 0
+    meta = json.loads((out / "_run.json").read_text())
+    assert meta["max_steps"] == 2 and meta["temperature"] is None and len(meta["stretches"]) == 1
+    res = termrl(*args, "--max-steps", "3", "--resume")
+    assert res.returncode == 2 and "max_steps: 2 now 3" in res.stderr and "Traceback" not in res.stderr
+    res = termrl(*args, "--max-steps", "2", "--temperature", "0.7", "--resume")
+    assert res.returncode == 2 and "temperature: None now 0.7" in res.stderr
+    res = termrl(*args, "--max-steps", "2", "--resume")
+    assert res.returncode == 0, res.stderr
+    assert len(json.loads((out / "_run.json").read_text())["stretches"]) == 2
+    # a run stored before the episode settings were recorded has none of them: they are not compared
+    old = {key: meta[key] for key in ("policy", "model", "suite", "spec", "samples", "action_format", "k", "started")}
+    (out / "_run.json").write_text(json.dumps(old))
+    assert termrl(*args, "--max-steps", "5", "--resume").returncode == 0
+
+
+def test_a_stretch_in_another_dtype_than_the_runs_earlier_ones_is_said(tmp_path):
+    from termrl.policies.tiny import build_tiny_model
+
+    model = build_tiny_model(tmp_path / "model")
+    out = tmp_path / "run"
+    args = ["eval", "--policy", f"hf:{model}", "--suite", "logs-count:0", "--max-steps", "1", "--max-new-tokens", "4",
+            "--workers", "1", "--out", str(out), "--json"]
+    res = termrl(*args)
+    assert res.returncode == 0, res.stderr
+    meta = json.loads((out / "_run.json").read_text())
+    assert [(s["dtype"], s["device"]) for s in meta["stretches"]] == [("float32", "cpu")]
+    assert "warning" not in res.stderr
+    meta["stretches"][0]["dtype"] = "bfloat16"  # as a machine where --dtype auto chose bfloat16 recorded it
+    (out / "_run.json").write_text(json.dumps(meta))
+    res = termrl(*args, "--resume")
+    assert res.returncode == 0, res.stderr
+    said = " ".join(res.stderr.split())
+    assert "this stretch generates in float32, earlier stretches of the run in bfloat16" in said
+    assert "pass --dtype bfloat16 to match them" in said
