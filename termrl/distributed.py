@@ -168,6 +168,21 @@ def end(code: int = 0) -> None:
     os._exit(code)
 
 
+def parameters_digest(model, trainable_only: bool = False) -> str:
+    """SHA-256 of ``model``'s parameters (names and bytes, in name order; only those that train
+    with ``trainable_only``): two models with one digest hold bit-identical weights."""
+    import hashlib
+
+    import torch
+
+    digest = hashlib.sha256()
+    for name, parameter in sorted(model.named_parameters()):
+        if parameter.requires_grad or not trainable_only:
+            digest.update(name.encode())
+            digest.update(parameter.detach().contiguous().view(-1).view(torch.uint8).cpu().numpy().tobytes())
+    return digest.hexdigest()
+
+
 def processes(model, world, trainer=None) -> dict:
     """What results.json says of the run's processes: ``processes`` (how many), and under a
     launcher ``parameter_digests`` (each rank's SHA-256 of its trainable parameters after training)
@@ -175,20 +190,11 @@ def processes(model, world, trainer=None) -> dict:
     under FSDP or DeepSpeed, whose ranks hold different shards)."""
     if world.size == 1:
         return {"processes": 1}
-    import hashlib
-
-    import torch
-
     sharded = trainer is not None and (getattr(trainer, "is_fsdp_enabled", False)
                                        or getattr(trainer, "is_deepspeed_enabled", False))
-    digest = hashlib.sha256()
-    for name, parameter in sorted(model.named_parameters()):
-        if parameter.requires_grad:
-            digest.update(name.encode())
-            digest.update(parameter.detach().contiguous().view(-1).view(torch.uint8).cpu().numpy().tobytes())
-    digests = world.gather(digest.hexdigest())
+    digests = world.gather(parameters_digest(model, trainable_only=True))
     return {"processes": world.size, "parameter_digests": digests,
             "parameters_agree": None if sharded else len(set(digests)) == 1}
 
 
-__all__ = ["SINGLE", "TIMEOUT", "World", "current", "end", "join", "leave", "processes"]
+__all__ = ["SINGLE", "TIMEOUT", "World", "current", "end", "join", "leave", "parameters_digest", "processes"]

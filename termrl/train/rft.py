@@ -50,7 +50,7 @@ from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 
-from termrl.distributed import current, processes
+from termrl.distributed import current, parameters_digest, processes
 from termrl.eval.metrics import harness_failure, summarize
 from termrl.policies.scripted import SUBMIT
 from termrl.protocols import Ending, Policy, Reply, Task, Trajectory
@@ -213,7 +213,8 @@ def fine_tune(model_dir: str | Path, trajectories: Sequence[Trajectory], args, s
               accountant: Accountant | None = None, peft_config=None) -> dict:
     """SFT ``model_dir`` on ``trajectories`` and save the result (weights and tokenizer) to ``save_to``.
     A LoRA adapter (``peft_config``) is merged into the weights before saving, so the next round
-    and the evaluation load a plain model directory. Returns {"train_loss", "steps", "rows"}."""
+    and the evaluation load a plain model directory. Returns {"train_loss", "steps", "rows",
+    "weights_digest"} (``parameters_digest`` of the saved weights, on the main process)."""
     save_to = Path(save_to)
     world = current()
     trainer = sft_trainer(model_dir, trajectories, args, save_to.parent / f"{save_to.name}-trainer", peft_config)
@@ -221,14 +222,16 @@ def fine_tune(model_dir: str | Path, trajectories: Sequence[Trajectory], args, s
         out = trainer.train()
     ranks = processes(trainer.model, world, trainer)
     if peft_config is not None:
-        merged = trainer.model.merge_and_unload()
+        saved = trainer.model.merge_and_unload()
         if world.main:
-            merged.save_pretrained(str(save_to))
+            saved.save_pretrained(str(save_to))
             trainer.processing_class.save_pretrained(str(save_to))
     else:
+        saved = trainer.model
         trainer.save_model(str(save_to))
     world.barrier()
     result = {"train_loss": out.training_loss, "steps": out.global_step, "rows": len(trainer.train_dataset),
+              "weights_digest": parameters_digest(saved) if world.main else None,
               **({k: v for k, v in ranks.items() if k != "processes"})}
     del trainer
     gc.collect()
@@ -255,7 +258,7 @@ def rft_round(index: int, model_dir: str | Path, train_tasks: Sequence[Task], he
     model_in, model_out (the weights the next round samples), sampled, kept, kept_fraction,
     rejected (reason -> episodes, see ``verdict``), mean_reward, sample_pass@1, sample_hack_rate
     (of the sampled episodes), sample_findings (hack finding kind -> count), trained, skipped (why
-    not, or None), train_loss, train_steps, train_rows, heldout_pass@1, heldout_mean_reward,
+    not, or None), train_loss, train_steps, train_rows, weights_digest (``fine_tune``'s), heldout_pass@1, heldout_mean_reward,
     heldout_hack_rate, heldout_episodes, heldout_errors (harness failures, left out of the rest),
     heldout_findings."""
     round_dir = Path(out_dir) / f"round-{index}"
@@ -294,7 +297,8 @@ def rft_round(index: int, model_dir: str | Path, train_tasks: Sequence[Task], he
             result = fine_tune(start, kept, sft_args, model_out, accountant, peft_config)
             if world.main:
                 trained.write_text(json.dumps({"fingerprint": fingerprint, "result": result}))
-        record.update(train_loss=result["train_loss"], train_steps=result["steps"], train_rows=result["rows"])
+        record.update(train_loss=result["train_loss"], train_steps=result["steps"], train_rows=result["rows"],
+                      weights_digest=result.get("weights_digest"))
         if "parameter_digests" in result:
             record.update(parameter_digests=result["parameter_digests"], parameters_agree=result["parameters_agree"])
     else:

@@ -392,6 +392,8 @@ def run_rft(cfg: TrainConfig, out: Path, model_dir: Path, accountant: Accountant
             print(f"termrl train: round {index}'s weights are gone from {record['model_out']}: training them "
                   "again on the round's stored episodes", file=sys.stderr)
             records[index - 1] = play(index, Path(record["model_in"]))
+            print(f"termrl train: round {index}'s weights trained again: {_same_weights(record, records[index - 1])}",
+                  file=sys.stderr)
 
     final = out / "final"
     held = world.from_main(lambda: _read_json(final / FINAL))  # None in a final/ from before the marker: it holds the last round
@@ -413,6 +415,27 @@ def run_rft(cfg: TrainConfig, out: Path, model_dir: Path, accountant: Accountant
         (final / FINAL).write_text(json.dumps({"round": len(records), "model_out": str(latest)}))
     world.barrier()
     return {"rounds": records, **processes_of_rounds(records, world)}
+
+
+def _same_weights(first: dict, again: dict) -> str:
+    """Whether a round trained again holds the weights its first training made (whose episodes the
+    round's evaluation played), by ``weights_digest``, or by train loss for a record without one.
+
+    >>> _same_weights({"weights_digest": "ab", "train_loss": 0.5}, {"weights_digest": "ab", "train_loss": 0.5})
+    'the same weights as its first training (digest ab)'
+    >>> _same_weights({"train_loss": 0.5}, {"weights_digest": "cd", "train_loss": 0.25})
+    'train loss 0.25, its first training 0.5: NOT the weights its evaluation played (another machine or library version); digest now cd'
+    """
+    if first.get("weights_digest") and again.get("weights_digest"):
+        if first["weights_digest"] == again["weights_digest"]:
+            return f"the same weights as its first training (digest {again['weights_digest']})"
+        return (f"NOT the weights of its first training (digest {again['weights_digest']}, first "
+                f"{first['weights_digest']}): another machine or library version; its evaluation played the first")
+    if first.get("train_loss") == again.get("train_loss"):
+        return (f"train loss {again.get('train_loss')}, equal to its first training's to the last digit "
+                f"(no digest was recorded then); digest now {again.get('weights_digest')}")
+    return (f"train loss {again.get('train_loss')}, its first training {first.get('train_loss')}: NOT the weights "
+            f"its evaluation played (another machine or library version); digest now {again.get('weights_digest')}")
 
 
 def processes_of_rounds(records: list[dict], world) -> dict:

@@ -200,6 +200,11 @@ def test_a_finished_rft_run_given_more_rounds_trains_them_on_weights_rebuilt_fro
     assert res.returncode == 0, res.stderr[-3000:]
     assert "extending the run from 1 to 2 RFT rounds" in res.stderr
     assert "round 1's weights are gone" in res.stderr
+    # trained again from the same stored episodes: bit for bit the weights round 1's evaluation played
+    digest = one["training"]["rounds"][0]["weights_digest"]
+    assert len(digest) == 64 and f"round 1's weights trained again: the same weights as its first training " \
+        f"(digest {digest})" in " ".join(res.stderr.split())
+    assert json.loads(res.stdout)["training"]["rounds"][0]["weights_digest"] == digest
     results = json.loads(res.stdout)
     rounds = results["training"]["rounds"]
     assert [r["round"] for r in rounds] == [1, 2]
