@@ -23,17 +23,19 @@ def _rows(envs) -> list[dict]:
 
 
 @app.command("list")
-def list_cmd(as_json: bool = typer.Option(False, "--json", help='Print {"cache", "limit_bytes", "environments"}')) -> None:
+def list_cmd(as_json: bool = typer.Option(False, "--json",
+                                          help='Print {"cache", "limit_bytes", "usage_bytes", "environments"}')) -> None:
     """Every built environment, least recently used first, and the cache's size limit."""
     from termrl.tasks import pyenv
 
     limit = _limit(None)
     envs = pyenv.cached()
     if as_json:
-        emit_json(json.dumps({"cache": str(pyenv.cache_root()), "limit_bytes": limit, "environments": _rows(envs)}))
+        emit_json(json.dumps({"cache": str(pyenv.cache_root()), "limit_bytes": limit, "usage_bytes": pyenv.usage(),
+                              "environments": _rows(envs)}))
         return
     table = Table(title=f"{pyenv.cache_root()}: {len(envs)} environments, "
-                        f"{sum(c.size_bytes for c in envs) / 2**30:.1f} of {limit / 2**30:.1f} GiB")
+                        f"{pyenv.usage() / 2**30:.1f} of {limit / 2**30:.1f} GiB on disk")
     for col in ("environment", "kind", "contents", "size", "last used"):
         table.add_column(col, overflow="fold")
     for c in envs:
@@ -53,8 +55,9 @@ def prune_cmd(
     other termrl run is using the cache: an environment a live sandbox mounts would vanish under it."""
     from termrl.tasks import pyenv
 
+    before = pyenv.usage()
     gone = pyenv.prune(0 if everything else _limit(max_size))
-    freed = sum(c.size_bytes for c in gone)
+    freed = before - pyenv.usage()  # what went from the disk: shared files stay while an environment links them
     if as_json:
         emit_json(json.dumps({"deleted": _rows(gone), "freed_bytes": freed}))
     else:

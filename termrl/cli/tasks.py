@@ -41,8 +41,9 @@ def _prepared(entries, quiet: bool = False) -> list:
             err.print(f"[yellow]{result.kind} failed[/] ({result.tasks} tasks): {result.error}")
         else:
             how = "cached" if result.cached else f"built in {result.seconds:.0f} s"
-            err.print(f"{result.kind} {result.path.name}: {what}: {result.size_bytes / 2**20:.0f} MiB, {how}, "
-                      f"{result.tasks} tasks")
+            shared = f" (and {result.shared_bytes / 2**20:.0f} MiB shared)" if result.shared_bytes else ""
+            err.print(f"{result.kind} {result.path.name}: {what}: {result.size_bytes / 2**20:.0f} MiB{shared}, "
+                      f"{how}, {result.tasks} tasks")
 
     return envs.prepare(entries, said)
 
@@ -83,7 +84,8 @@ def prepare_cmd(
             table.add_column(col, overflow="fold")
         for r in rows:
             table.add_row(r["kind"], " ".join(r["contents"]), str(r["tasks"]),
-                          f"[red]{r['error'][:200]}[/]" if r["error"] else f"{r['size_bytes'] / 2**20:.0f} MiB",
+                          f"[red]{r['error'][:200]}[/]" if r["error"] else f"{r['size_bytes'] / 2**20:.0f} MiB"
+                          + (f" (+{r['shared_bytes'] / 2**20:.0f} shared)" if r["shared_bytes"] else ""),
                           "" if r["error"] else "cached" if r["cached"] else f"{r['seconds']:.0f} s")
         console.print(table)
     raise typer.Exit(1 if failed else 0)

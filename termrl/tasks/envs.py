@@ -26,6 +26,8 @@ class Result:
     error: str | None = None
     missing: str | None = None
     """The requirement or package that could not be installed, when known."""
+    shared_bytes: int = 0
+    """Bytes it shares with other environments (hard links, no space)."""
 
 
 def _needs(task) -> list[tuple]:
@@ -63,7 +65,8 @@ def prepare(entries: Sequence, on_built: Callable[[Result], None] | None = None,
         try:
             built = pyenv.build(wants) if kind == "pyenv" else sysenv.build(wants, files)
             ready.append(built.path)
-            result = Result(kind, contents, len(users), built.path, built.size_bytes, built.seconds, built.cached)
+            result = Result(kind, contents, len(users), built.path, built.size_bytes, built.seconds, built.cached,
+                            shared_bytes=built.shared_bytes)
         except pyenv.BuildError as e:
             result = Result(kind, contents, len(users), error=str(e), missing=e.requirement)
             what = ("Python package" if kind == "pyenv" else "Debian package")

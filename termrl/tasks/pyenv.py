@@ -19,8 +19,10 @@ unsupported, naming it.
 The cache lives under ``TERMRL_CACHE`` (default ``~/.cache/termrl``; ``/var/cache/termrl`` when
 the harness is root, because the sandbox then runs as ``nobody`` and must be able to read it),
 one directory per environment with a ``manifest.json`` (requirements, interpreter, size, build
-seconds). It holds at most ``TERMRL_CACHE_MAX`` (default 50G): after building what a run needs,
-the least recently mounted environments go first (``prune``; ``termrl cache prune`` by hand).
+seconds). Environments share the files they have in common (the same numpy in two of them is one
+copy on disk, hard-linked: ``share``). The cache holds at most ``TERMRL_CACHE_MAX`` (default 50G)
+on disk: after building what a run needs, the least recently mounted environments go first
+(``prune``; ``termrl cache prune`` by hand).
 """
 
 from __future__ import annotations
@@ -117,10 +119,13 @@ class Built:
     contents: tuple[str, ...]
     """Its requirement set, or its Debian packages (the manifest lists every .deb unpacked)."""
     size_bytes: int
-    """Bytes it adds (a system layer's hard-linked host files cost none)."""
+    """Bytes it added to the cache when it was built (a system layer's hard-linked host files, and
+    the files a Python environment shares with those built before it, cost none)."""
     seconds: float
     cached: bool
     """It was already built: nothing was downloaded."""
+    shared_bytes: int = 0
+    """Bytes of it that are hard links to files other environments brought (``share``)."""
 
 
 @contextmanager
@@ -134,7 +139,8 @@ def building(where: Path, contents: tuple[str, ...]) -> Iterator[tuple[Built | N
         fcntl.flock(lock, fcntl.LOCK_EX)
         if (where / MANIFEST).is_file():
             m = json.loads((where / MANIFEST).read_text())
-            yield Built(where, contents, m["size_bytes"], m["seconds"], cached=True), where
+            yield Built(where, contents, m["size_bytes"], m["seconds"], cached=True,
+                        shared_bytes=m.get("shared_bytes", 0)), where
             return
         tmp = where.with_name(f"{where.name}.tmp-{os.getpid()}")
         shutil.rmtree(tmp, ignore_errors=True)
@@ -150,7 +156,8 @@ def build(requirements: Iterable[str], timeout: float = 1800.0) -> Built:
             return cached
         start = time.monotonic()
         command = [sys.executable, "-m", "pip", "--python", SANDBOX_PYTHON, "install", "--target", str(tmp),
-                   "--no-input", "--disable-pip-version-check", "--no-warn-script-location", "--quiet", *reqs]
+                   "--no-input", "--disable-pip-version-check", "--no-warn-script-location", "--quiet",
+                   "--no-compile", *reqs]
         try:
             res = subprocess.run(command, capture_output=True, text=True, timeout=timeout)
         except subprocess.TimeoutExpired:
@@ -160,17 +167,126 @@ def build(requirements: Iterable[str], timeout: float = 1800.0) -> Built:
             shutil.rmtree(tmp, ignore_errors=True)
             raise BuildError(f"pip install {' '.join(reqs)} failed: {_pip_error(res.stderr)}",
                              _unsatisfied(res.stderr, reqs))
-        seconds = time.monotonic() - start
-        size = sum(p.stat().st_size for p in tmp.rglob("*") if p.is_file() and not p.is_symlink())
+        _compile(tmp, timeout)
         for p in [tmp, *tmp.rglob("*")]:  # readable by the sandbox's user, never writable
             if not p.is_symlink():
                 p.chmod(0o755 if p.is_dir() or p.stat().st_mode & 0o111 else 0o644)
+        size, shared = share(tmp)
+        seconds = time.monotonic() - start
         (tmp / MANIFEST).write_text(json.dumps({"requirements": list(reqs), "interpreter": interpreter(),
-                                                "size_bytes": size, "seconds": round(seconds, 1)}, indent=1))
+                                                "size_bytes": size, "shared_bytes": shared,
+                                                "seconds": round(seconds, 1)}, indent=1))
         os.chmod(tmp / MANIFEST, 0o644)
         shutil.rmtree(where, ignore_errors=True)
         tmp.rename(where)
-        return Built(where, reqs, size, seconds, cached=False)
+        return Built(where, reqs, size, seconds, cached=False, shared_bytes=shared)
+
+
+def _compile(tree: Path, timeout: float) -> None:
+    """Byte-compile ``tree`` for the sandbox's interpreter, as pip would, but as the sandbox sees it
+    (source paths under ``MOUNT``) and validated by the source's hash, not its time: the same
+    package then compiles to the same bytes in every environment, and ``share`` links its .pyc
+    files too (pip's embed the build folder's path, different for each). A file that does not
+    compile is left without one (as pip leaves it: Python then compiles it at import)."""
+    try:
+        subprocess.run([SANDBOX_PYTHON, "-m", "compileall", "-q", "-f", "-j", "0", "-d", MOUNT,
+                        "--invalidation-mode", "checked-hash", str(tree)], capture_output=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        pass  # left to compile at import, as a file that does not compile is
+
+
+SHARE_MIN_BYTES = 4096
+"""Files smaller than this are not shared: they save little, and the same tiny file (an empty
+``__init__.py``) in thousands of places would exhaust the file system's links per file."""
+
+
+def objects() -> Path:
+    """The content store that environments share files through: one hard link per distinct file
+    (its content and permission bits), named by them."""
+    return cache_root() / "objects"
+
+
+def share(tree: Path) -> tuple[int, int]:
+    """Replace every file in ``tree`` that another environment already has (same bytes, same
+    permission bits) by a hard link to that one, through ``objects()``; the others join the store.
+    Environments are mounted read-only and never written after they are built, so a file one
+    serves is never changed through another. Returns (bytes ``tree`` adds to the cache, bytes it
+    shares with environments built before it)."""
+    store = objects()
+    added = shared = 0
+    for path in sorted(tree.rglob("*")):
+        st = path.lstat()
+        if not path.is_file() or path.is_symlink():
+            continue
+        if st.st_size < SHARE_MIN_BYTES or st.st_nlink > 1:
+            added += st.st_size
+            continue
+        digest = hashlib.sha256()
+        with open(path, "rb") as f:
+            for block in iter(lambda: f.read(1 << 20), b""):
+                digest.update(block)
+        name = f"{digest.hexdigest()}-{st.st_mode & 0o7777:o}"
+        obj = store / name[:2] / name
+        if _link_from(obj, path):
+            shared += st.st_size
+            continue
+        obj.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            os.link(path, obj)
+        except FileExistsError:  # another build stored the same file just now
+            if _link_from(obj, path):
+                shared += st.st_size
+                continue
+        except OSError:  # too many links, or a store on another file system: keep the copy
+            pass
+        added += st.st_size
+    return added, shared
+
+
+def _link_from(obj: Path, path: Path) -> bool:
+    """Make ``path`` a hard link to ``obj``; False when ``obj`` is not there (or takes no more links)."""
+    tmp = path.with_name(f".{path.name}.share-{os.getpid()}")
+    try:
+        os.link(obj, tmp)
+    except OSError:
+        return False
+    os.replace(tmp, path)
+    return True
+
+
+def collect() -> int:
+    """Delete the stored files no environment links any more; returns the bytes freed."""
+    freed = 0
+    store = objects()
+    for obj in store.glob("*/*") if store.is_dir() else []:
+        try:
+            st = obj.lstat()
+            if st.st_nlink == 1:
+                obj.unlink()
+                freed += st.st_size
+        except FileNotFoundError:
+            pass
+    return freed
+
+
+def usage() -> int:
+    """The cache's bytes on disk: each file of the Python environments and the store counted once
+    however many environments link it, and each system layer's own bytes (its manifest's: the
+    host files it hard-links cost nothing)."""
+    seen: set[int] = set()
+    total = 0
+    root = cache_root()
+    for top in (root / "pyenv", objects()):
+        for folder, _, files in os.walk(top):
+            for name in files:
+                try:
+                    st = os.lstat(os.path.join(folder, name))
+                except FileNotFoundError:
+                    continue
+                if st.st_ino not in seen and not os.path.islink(os.path.join(folder, name)):
+                    seen.add(st.st_ino)
+                    total += st.st_size
+    return total + sum(c.size_bytes for c in cached() if c.kind == "sysenv")
 
 
 def _pip_error(stderr: str) -> str:
@@ -264,22 +380,21 @@ def cached() -> list[Cached]:
 
 def prune(limit: int | None = None, keep: Iterable[Path] = ()) -> list[Cached]:
     """Delete the least recently used environments until the cache holds at most ``limit`` bytes
-    (default ``max_bytes()``), never one in ``keep``; returns what was deleted. An environment is
-    deleted under its lock, so never while it is being built."""
+    on disk (default ``max_bytes()``; ``usage``), never one in ``keep``; returns what was deleted.
+    An environment is deleted under its lock, so never while it is being built; the files it
+    shared go with the last environment that links them."""
     limit = max_bytes() if limit is None else limit
     keep = {Path(k) for k in keep}
-    envs = cached()
-    total = sum(c.size_bytes for c in envs)
     gone = []
-    for env in envs:
-        if total <= limit:
+    for env in cached():
+        if usage() <= limit:
             break
         if env.path in keep:
             continue
         with open(env.path.parent / f"{env.path.name}.lock", "w") as lock:
             fcntl.flock(lock, fcntl.LOCK_EX)
             shutil.rmtree(env.path, ignore_errors=True)
-        total -= env.size_bytes
+        collect()
         gone.append(env)
     return gone
 

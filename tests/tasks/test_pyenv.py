@@ -116,23 +116,57 @@ def test_the_cache_keeps_to_its_size_limit_least_recently_used_first(tmp_path, o
                                                                      monkeypatch):
     import os
 
-    for version in ("1.0", "2.0", "3.0"):
-        make_wheel(offline_environment_cache, PACKAGE, version, {f"{MODULE}/__init__.py": "ANSWER = 42\n" * 400})
+    for version in ("1.0", "2.0", "3.0"):  # nothing in common but their size: no file is shared
+        make_wheel(offline_environment_cache, PACKAGE, version,
+                   {f"{MODULE}/__init__.py": f"ANSWER = 42  # {version}\n" * 400})
     monkeypatch.setenv("TERMRL_CACHE", str(tmp_path / "cache"))
     old, mid, new = (pyenv.build([f"{PACKAGE}=={v}"]) for v in ("1.0", "2.0", "3.0"))
+    assert old.shared_bytes == mid.shared_bytes == new.shared_bytes == 0
     for i, env in enumerate((mid, old, new)):  # mounted in this order: 2.0 longest ago
         os.utime(env.path / pyenv.MANIFEST, (1000 + i, 1000 + i))
     assert [c.path for c in pyenv.cached()] == [mid.path, old.path, new.path]
-    size = old.size_bytes
-    assert pyenv.prune(limit=3 * size) == []  # within the limit: nothing goes
-    gone = pyenv.prune(limit=2 * size, keep=[mid.path])  # the oldest is needed by this run: the next goes
+    size, slack = old.size_bytes, 3 * 1024  # each environment's manifest is on the disk too
+    assert 3 * size < pyenv.usage() < 3 * size + slack
+    assert pyenv.prune(limit=3 * size + slack) == []  # within the limit: nothing goes
+    gone = pyenv.prune(limit=2 * size + slack, keep=[mid.path])  # the oldest is needed by this run: the next goes
     assert [c.path for c in gone] == [old.path] and not old.path.exists() and mid.path.exists()
 
     monkeypatch.setenv("TERMRL_CACHE_MAX", "1")
     res = subprocess.run([sys.executable, "-m", "termrl", "cache", "prune", "--json"], capture_output=True,
                          text=True, timeout=120)
-    assert res.returncode == 0 and json.loads(res.stdout)["freed_bytes"] == 2 * size
-    assert pyenv.cached() == []
+    assert res.returncode == 0 and 2 * size < json.loads(res.stdout)["freed_bytes"] < 2 * size + slack
+    assert pyenv.cached() == [] and pyenv.usage() == 0
     res = subprocess.run([sys.executable, "-m", "termrl", "cache", "prune", "--max-size", "lots"],
                          capture_output=True, text=True, timeout=120)
     assert res.returncode == 2 and "--max-size" in res.stderr and "20G" in res.stderr
+
+
+def test_environments_share_the_files_they_have_in_common_on_disk(tmp_path, offline_environment_cache,
+                                                                  monkeypatch):
+    big = "".join(f"TABLE_{i} = {i * i}\n" for i in range(4000))  # about 70 KB, the same in both
+    make_wheel(offline_environment_cache, "termrl-demo-base", "1.0", {"termrl_demo_base/__init__.py": big})
+    make_wheel(offline_environment_cache, "termrl-demo-extra", "1.0",
+               {"termrl_demo_extra/__init__.py": "import termrl_demo_base\n" + "# extra\n" * 1000})
+    monkeypatch.setenv("TERMRL_CACHE", str(tmp_path / "cache"))
+    one = pyenv.build(["termrl-demo-base==1.0"])
+    two = pyenv.build(["termrl-demo-base==1.0", "termrl-demo-extra==1.0"])
+    # the module and its bytecode (compiled as the sandbox sees it, so the same bytes in both)
+    common = [f for f in (one.path / "termrl_demo_base").rglob("*") if f.is_file()]
+    assert sorted(f.suffix for f in common) == [".py", ".pyc"]
+    assert one.shared_bytes == 0 and two.shared_bytes == sum(f.stat().st_size for f in common)
+    assert two.size_bytes >= 8000 and json.loads((two.path / pyenv.MANIFEST).read_text())["shared_bytes"] == \
+        two.shared_bytes
+    mine, theirs = (env.path / "termrl_demo_base" / "__init__.py" for env in (one, two))
+    assert mine.stat().st_ino == theirs.stat().st_ino and mine.stat().st_nlink == 3  # both, and the store
+    assert pyenv.usage() < one.size_bytes + two.size_bytes + two.shared_bytes  # one copy on disk, not two
+    assert not pyenv.build(["termrl-demo-base==1.0"]).shared_bytes  # a cached build is not linked again
+
+    # the first environment goes; the second keeps its file, whole, and the store keeps it for the next
+    assert [c.path for c in pyenv.prune(limit=0, keep=[two.path])] == [one.path]
+    assert theirs.read_text() == big and theirs.stat().st_nlink == 2
+    make_wheel(offline_environment_cache, "termrl-demo-third", "1.0", {"termrl_demo_third/__init__.py": "X = 3\n"})
+    three = pyenv.build(["termrl-demo-base==1.0", "termrl-demo-third==1.0"])
+    assert three.shared_bytes >= len(big) and (three.path / "termrl_demo_base" / "__init__.py").stat().st_ino == \
+        theirs.stat().st_ino
+    pyenv.prune(limit=0)
+    assert pyenv.cached() == [] and pyenv.usage() == 0 and not any(pyenv.objects().glob("*/*"))
