@@ -214,7 +214,8 @@ def fine_tune(model_dir: str | Path, trajectories: Sequence[Trajectory], args, s
     """SFT ``model_dir`` on ``trajectories`` and save the result (weights and tokenizer) to ``save_to``.
     A LoRA adapter (``peft_config``) is merged into the weights before saving, so the next round
     and the evaluation load a plain model directory. Returns {"train_loss", "steps", "rows",
-    "weights_digest"} (``parameters_digest`` of the saved weights, on the main process)."""
+    "weights_digest" (``parameters_digest`` of the saved weights, on the main process),
+    "trained_with" (``trained_with``)}."""
     save_to = Path(save_to)
     world = current()
     trainer = sft_trainer(model_dir, trajectories, args, save_to.parent / f"{save_to.name}-trainer", peft_config)
@@ -231,11 +232,33 @@ def fine_tune(model_dir: str | Path, trajectories: Sequence[Trajectory], args, s
         trainer.save_model(str(save_to))
     world.barrier()
     result = {"train_loss": out.training_loss, "steps": out.global_step, "rows": len(trainer.train_dataset),
-              "weights_digest": parameters_digest(saved) if world.main else None,
+              "weights_digest": parameters_digest(saved) if world.main else None, "trained_with": trained_with(),
               **({k: v for k, v in ranks.items() if k != "processes"})}
     del trainer
     gc.collect()
     return result
+
+
+def trained_with() -> dict:
+    """What decides a training's numbers beyond its data and seed: the libraries' versions and the
+    hardware (a CPU multiplies bfloat16 natively or emulates it, by other kernels), so that weights
+    trained again elsewhere can be told apart and the difference explained."""
+    import importlib.metadata
+
+    import torch
+
+    from termrl.policies.hf import HALF_FLAGS, cpu_flags
+
+    versions = {}
+    for name in ("torch", "transformers", "trl", "peft", "accelerate"):
+        try:
+            versions[name] = importlib.metadata.version(name)
+        except importlib.metadata.PackageNotFoundError:
+            versions[name] = None
+    flags = cpu_flags()
+    return {**versions, "device": torch.cuda.get_device_name() if torch.cuda.is_available() else "cpu",
+            "cpu_bf16_flags": sorted(flags & set(HALF_FLAGS["bfloat16"])),
+            "cpu_avx512": "avx512f" in flags}
 
 
 def hf_policy_factory(hf_config=None, eval_config=None) -> PolicyFactory:
@@ -258,7 +281,7 @@ def rft_round(index: int, model_dir: str | Path, train_tasks: Sequence[Task], he
     model_in, model_out (the weights the next round samples), sampled, kept, kept_fraction,
     rejected (reason -> episodes, see ``verdict``), mean_reward, sample_pass@1, sample_hack_rate
     (of the sampled episodes), sample_findings (hack finding kind -> count), trained, skipped (why
-    not, or None), train_loss, train_steps, train_rows, weights_digest (``fine_tune``'s), heldout_pass@1, heldout_mean_reward,
+    not, or None), train_loss, train_steps, train_rows, weights_digest and trained_with (``fine_tune``'s), heldout_pass@1, heldout_mean_reward,
     heldout_hack_rate, heldout_episodes, heldout_errors (harness failures, left out of the rest),
     heldout_findings."""
     round_dir = Path(out_dir) / f"round-{index}"
@@ -298,7 +321,7 @@ def rft_round(index: int, model_dir: str | Path, train_tasks: Sequence[Task], he
             if world.main:
                 trained.write_text(json.dumps({"fingerprint": fingerprint, "result": result}))
         record.update(train_loss=result["train_loss"], train_steps=result["steps"], train_rows=result["rows"],
-                      weights_digest=result.get("weights_digest"))
+                      weights_digest=result.get("weights_digest"), trained_with=result.get("trained_with"))
         if "parameter_digests" in result:
             record.update(parameter_digests=result["parameter_digests"], parameters_agree=result["parameters_agree"])
     else:

@@ -419,23 +419,30 @@ def run_rft(cfg: TrainConfig, out: Path, model_dir: Path, accountant: Accountant
 
 def _same_weights(first: dict, again: dict) -> str:
     """Whether a round trained again holds the weights its first training made (whose episodes the
-    round's evaluation played), by ``weights_digest``, or by train loss for a record without one.
+    round's evaluation played), by ``weights_digest``, or by train loss for a record without one;
+    when not, what differs in ``trained_with`` (libraries, hardware).
 
     >>> _same_weights({"weights_digest": "ab", "train_loss": 0.5}, {"weights_digest": "ab", "train_loss": 0.5})
     'the same weights as its first training (digest ab)'
-    >>> _same_weights({"train_loss": 0.5}, {"weights_digest": "cd", "train_loss": 0.25})
-    'train loss 0.25, its first training 0.5: NOT the weights its evaluation played (another machine or library version); digest now cd'
+    >>> _same_weights({"train_loss": 0.5, "trained_with": {"torch": "2.13", "trl": "1.16"}},
+    ...               {"weights_digest": "cd", "train_loss": 0.25, "trained_with": {"torch": "2.14", "trl": "1.16"}})
+    'NOT the weights its evaluation played: train loss 0.25, its first training 0.5 (torch 2.14, then 2.13); digest now cd'
     """
     if first.get("weights_digest") and again.get("weights_digest"):
         if first["weights_digest"] == again["weights_digest"]:
             return f"the same weights as its first training (digest {again['weights_digest']})"
-        return (f"NOT the weights of its first training (digest {again['weights_digest']}, first "
-                f"{first['weights_digest']}): another machine or library version; its evaluation played the first")
-    if first.get("train_loss") == again.get("train_loss"):
+        evidence = f"digest {again['weights_digest']}, its first training {first['weights_digest']}"
+    elif first.get("train_loss") == again.get("train_loss"):
         return (f"train loss {again.get('train_loss')}, equal to its first training's to the last digit "
                 f"(no digest was recorded then); digest now {again.get('weights_digest')}")
-    return (f"train loss {again.get('train_loss')}, its first training {first.get('train_loss')}: NOT the weights "
-            f"its evaluation played (another machine or library version); digest now {again.get('weights_digest')}")
+    else:
+        evidence = f"train loss {again.get('train_loss')}, its first training {first.get('train_loss')}"
+    then, now = first.get("trained_with") or {}, again.get("trained_with") or {}
+    differs = [f"{key} {now.get(key)}, then {then[key]}" for key in then if then[key] != now.get(key)]
+    why = "; ".join(differs) if differs else ("other hardware or library versions" if not then else
+                                              "the same libraries and hardware flags")
+    tail = f"; digest now {again.get('weights_digest')}" if "digest" not in evidence else ""
+    return f"NOT the weights its evaluation played: {evidence} ({why}){tail}"
 
 
 def processes_of_rounds(records: list[dict], world) -> dict:

@@ -202,6 +202,8 @@ def test_a_finished_rft_run_given_more_rounds_trains_them_on_weights_rebuilt_fro
     assert "round 1's weights are gone" in res.stderr
     # trained again from the same stored episodes: bit for bit the weights round 1's evaluation played
     digest = one["training"]["rounds"][0]["weights_digest"]
+    trained_with = one["training"]["rounds"][0]["trained_with"]
+    assert trained_with["torch"] and trained_with["trl"] and trained_with["device"] == "cpu"
     assert len(digest) == 64 and f"round 1's weights trained again: the same weights as its first training " \
         f"(digest {digest})" in " ".join(res.stderr.split())
     assert json.loads(res.stdout)["training"]["rounds"][0]["weights_digest"] == digest
