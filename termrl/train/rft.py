@@ -43,6 +43,7 @@ import dataclasses
 import gc
 import hashlib
 import json
+import sys
 from collections import Counter
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -209,16 +210,54 @@ def sft_trainer(model_dir: str | Path, trajectories: Sequence[Trajectory], args,
     return trainer
 
 
+class StepDigests:
+    """A ``TrainerCallback``: ``parameters_digest`` of the trained parameters after each optimizer
+    step (its first 16 hex digits), in ``digests``. Given the ``expected`` ones of an earlier
+    training on the same data, it says at the first step that differs that this training will not
+    reproduce that one's weights (another CPU's kernels, other library versions), minutes into a
+    training that may take an hour, not at its end."""
+
+    def __init__(self, expected: Sequence[str] | None = None, label: str = "this training"):
+        from transformers import TrainerCallback
+
+        self.digests: list[str] = []
+        self.expected = list(expected or [])
+        self.label = label
+        self.first_difference: int | None = None
+        outer = self
+
+        class Callback(TrainerCallback):
+            def on_step_end(self, args, state, control, model=None, **kwargs):
+                outer.step(model)
+
+        self.callback = Callback()
+
+    def step(self, model) -> None:
+        self.digests.append(parameters_digest(model, trainable_only=True)[:16])
+        n = len(self.digests)
+        if self.first_difference is None and n <= len(self.expected) and self.digests[-1] != self.expected[n - 1]:
+            self.first_difference = n
+            if current().main:
+                print(f"termrl train: {self.label} differs from its first training at step {n} of "
+                      f"{len(self.expected)} (parameters digest {self.digests[-1]}, then {self.expected[n - 1]}): "
+                      "it will not give the weights its evaluation played; stop it now if it must",
+                      file=sys.stderr, flush=True)
+
+
 def fine_tune(model_dir: str | Path, trajectories: Sequence[Trajectory], args, save_to: str | Path,
-              accountant: Accountant | None = None, peft_config=None) -> dict:
+              accountant: Accountant | None = None, peft_config=None, expected_steps: Sequence[str] | None = None,
+              label: str = "this training") -> dict:
     """SFT ``model_dir`` on ``trajectories`` and save the result (weights and tokenizer) to ``save_to``.
     A LoRA adapter (``peft_config``) is merged into the weights before saving, so the next round
     and the evaluation load a plain model directory. Returns {"train_loss", "steps", "rows",
     "weights_digest" (``parameters_digest`` of the saved weights, on the main process),
+    "step_digests" (``StepDigests``; checked against ``expected_steps`` as it trains, when given),
     "trained_with" (``trained_with``)}."""
     save_to = Path(save_to)
     world = current()
     trainer = sft_trainer(model_dir, trajectories, args, save_to.parent / f"{save_to.name}-trainer", peft_config)
+    steps = StepDigests(expected_steps, label)
+    trainer.add_callback(steps.callback)
     with accountant.phase("training") if accountant else nullcontext():
         out = trainer.train()
     ranks = processes(trainer.model, world, trainer)
@@ -232,7 +271,8 @@ def fine_tune(model_dir: str | Path, trajectories: Sequence[Trajectory], args, s
         trainer.save_model(str(save_to))
     world.barrier()
     result = {"train_loss": out.training_loss, "steps": out.global_step, "rows": len(trainer.train_dataset),
-              "weights_digest": parameters_digest(saved) if world.main else None, "trained_with": trained_with(),
+              "weights_digest": parameters_digest(saved) if world.main else None, "step_digests": steps.digests,
+              "trained_with": trained_with(),
               **({k: v for k, v in ranks.items() if k != "processes"})}
     del trainer
     gc.collect()
@@ -275,15 +315,16 @@ def hf_policy_factory(hf_config=None, eval_config=None) -> PolicyFactory:
 def rft_round(index: int, model_dir: str | Path, train_tasks: Sequence[Task], heldout_tasks: Sequence[Task],
               sft_args, *, out_dir: str | Path, config: RFTConfig, rollout: RolloutConfig,
               accountant: Accountant, policy_factory: PolicyFactory, base_dir: str | Path | None = None,
-              peft_config=None) -> dict:
+              peft_config=None, first: dict | None = None) -> dict:
     """One round (1-based ``index``): sample with ``model_dir``'s weights, filter, fine-tune
     (from ``base_dir`` when ``config.from_base``), evaluate. Returns the round's record: round,
     model_in, model_out (the weights the next round samples), sampled, kept, kept_fraction,
     rejected (reason -> episodes, see ``verdict``), mean_reward, sample_pass@1, sample_hack_rate
     (of the sampled episodes), sample_findings (hack finding kind -> count), trained, skipped (why
-    not, or None), train_loss, train_steps, train_rows, weights_digest and trained_with (``fine_tune``'s), heldout_pass@1, heldout_mean_reward,
-    heldout_hack_rate, heldout_episodes, heldout_errors (harness failures, left out of the rest),
-    heldout_findings."""
+    not, or None), train_loss, train_steps, train_rows, weights_digest, step_digests and
+    trained_with (``fine_tune``'s), heldout_pass@1, heldout_mean_reward, heldout_hack_rate,
+    heldout_episodes, heldout_errors (harness failures, left out of the rest), heldout_findings. ``first``: the round's record from an earlier training, when its weights are
+    trained again: each step is checked against its ``step_digests``."""
     round_dir = Path(out_dir) / f"round-{index}"
     model_dir = Path(model_dir)
     world = current()
@@ -317,11 +358,13 @@ def rft_round(index: int, model_dir: str | Path, train_tasks: Sequence[Task], he
         if done is not None and done.get("fingerprint") == fingerprint:
             result = done["result"]  # a resumed round: these weights were trained on these episodes
         else:
-            result = fine_tune(start, kept, sft_args, model_out, accountant, peft_config)
+            result = fine_tune(start, kept, sft_args, model_out, accountant, peft_config,
+                               expected_steps=(first or {}).get("step_digests"), label=f"round {index} trained again")
             if world.main:
                 trained.write_text(json.dumps({"fingerprint": fingerprint, "result": result}))
         record.update(train_loss=result["train_loss"], train_steps=result["steps"], train_rows=result["rows"],
-                      weights_digest=result.get("weights_digest"), trained_with=result.get("trained_with"))
+                      weights_digest=result.get("weights_digest"), step_digests=result.get("step_digests"),
+                      trained_with=result.get("trained_with"))
         if "parameter_digests" in result:
             record.update(parameter_digests=result["parameter_digests"], parameters_agree=result["parameters_agree"])
     else:

@@ -374,10 +374,10 @@ def run_rft(cfg: TrainConfig, out: Path, model_dir: Path, accountant: Accountant
                      assistant_only_loss=True, max_length=r.max_length)
     heldout = _tasks(cfg.tasks.heldout) if cfg.tasks.heldout else []
 
-    def play(index: int, model_in: Path) -> dict:
+    def play(index: int, model_in: Path, first: dict | None = None) -> dict:
         return rft_round(index, model_in, _tasks(cfg.tasks.train), heldout, args, out_dir=out / "rft", config=rcfg,
                          rollout=rollout, accountant=accountant, policy_factory=factory, base_dir=model_dir,
-                         peft_config=_peft(cfg))
+                         peft_config=_peft(cfg), first=first)
 
     def rebuild(index: int) -> None:
         """Round ``index``'s weights, trained again where they are gone (weights stay out of git, so a
@@ -391,7 +391,7 @@ def run_rft(cfg: TrainConfig, out: Path, model_dir: Path, accountant: Accountant
         if record["trained"]:
             print(f"termrl train: round {index}'s weights are gone from {record['model_out']}: training them "
                   "again on the round's stored episodes", file=sys.stderr)
-            records[index - 1] = play(index, Path(record["model_in"]))
+            records[index - 1] = play(index, Path(record["model_in"]), first=record)
             print(f"termrl train: round {index}'s weights trained again: {_same_weights(record, records[index - 1])}",
                   file=sys.stderr)
 

@@ -316,3 +316,29 @@ def test_a_resumed_round_evaluates_the_weights_it_already_trained(tiny, tmp_path
     # other kept episodes (here: another base) are other training: the marker does not match
     with pytest.raises(AssertionError, match="trained again"):
         rft.rft_round(1, tmp_path / "rft" / "round-1" / "model", [task], [], sft_args(tmp_path), **kwargs)
+
+
+def test_a_training_that_leaves_its_first_training_s_path_says_so_at_that_step(capsys):
+    from termrl.train.rft import StepDigests
+
+    def train(steps: list[float], digests: StepDigests) -> StepDigests:
+        model = torch.nn.Linear(3, 2)
+        model.bias.requires_grad_(False)  # only what trains is digested
+        with torch.no_grad():
+            model.weight.zero_()
+            model.bias.zero_()
+            for step in steps:
+                model.weight.add_(step)
+                digests.step(model)
+        return digests
+
+    first = train([1.0, 1.0, 1.0], StepDigests())
+    assert len(set(first.digests)) == 3 and all(len(d) == 16 for d in first.digests)
+    same = train([1.0, 1.0, 1.0], StepDigests(first.digests, label="round 1 trained again"))
+    assert same.digests == first.digests and same.first_difference is None
+    assert "differs" not in capsys.readouterr().err
+    other = train([1.0, 1.0001, 1.0], StepDigests(first.digests, label="round 1 trained again"))
+    assert other.first_difference == 2
+    said = " ".join(capsys.readouterr().err.split())
+    assert "round 1 trained again differs from its first training at step 2 of 3" in said
+    assert said.count("differs") == 1  # said once, at the first step that differs

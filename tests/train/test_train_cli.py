@@ -206,7 +206,10 @@ def test_a_finished_rft_run_given_more_rounds_trains_them_on_weights_rebuilt_fro
     assert trained_with["torch"] and trained_with["trl"] and trained_with["device"] == "cpu"
     assert len(digest) == 64 and f"round 1's weights trained again: the same weights as its first training " \
         f"(digest {digest})" in " ".join(res.stderr.split())
-    assert json.loads(res.stdout)["training"]["rounds"][0]["weights_digest"] == digest
+    again = json.loads(res.stdout)["training"]["rounds"][0]
+    assert again["weights_digest"] == digest and "differs from its first training" not in res.stderr
+    assert again["step_digests"] == one["training"]["rounds"][0]["step_digests"]
+    assert len(again["step_digests"]) == again["train_steps"] > 0  # checked step by step as it trained
     results = json.loads(res.stdout)
     rounds = results["training"]["rounds"]
     assert [r["round"] for r in rounds] == [1, 2]
