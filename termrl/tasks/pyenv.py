@@ -230,14 +230,14 @@ def share(tree: Path) -> tuple[int, int]:
         if _link_from(obj, path):
             shared += st.st_size
             continue
-        obj.parent.mkdir(parents=True, exist_ok=True)
         try:
+            obj.parent.mkdir(parents=True, exist_ok=True)
             os.link(path, obj)
         except FileExistsError:  # another build stored the same file just now
             if _link_from(obj, path):
                 shared += st.st_size
                 continue
-        except OSError:  # too many links, or a store on another file system: keep the copy
+        except OSError:  # too many links, a store this user may not write, another file system: keep the copy
             pass
         added += st.st_size
     return added, shared
