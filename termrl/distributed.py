@@ -168,18 +168,25 @@ def end(code: int = 0) -> None:
     os._exit(code)
 
 
-def parameters_digest(model, trainable_only: bool = False) -> str:
+def parameters_digest(model, trainable_only: bool = False, max_elements: int | None = None) -> str:
     """SHA-256 of ``model``'s parameters (names and bytes, in name order; only those that train
-    with ``trainable_only``): two models with one digest hold bit-identical weights."""
+    with ``trainable_only``): two models with one digest hold bit-identical weights. With
+    ``max_elements``, a larger model is sampled: every k-th element of each parameter, k chosen so
+    that about that many are read (cheap enough for every step of a large training; two trainings
+    that went apart differ almost everywhere, so the sample tells them apart too)."""
     import hashlib
+    import math
 
     import torch
 
+    chosen = [(name, p) for name, p in sorted(model.named_parameters()) if p.requires_grad or not trainable_only]
+    total = sum(p.numel() for _, p in chosen)
+    stride = math.ceil(total / max_elements) if max_elements and total > max_elements else 1
     digest = hashlib.sha256()
-    for name, parameter in sorted(model.named_parameters()):
-        if parameter.requires_grad or not trainable_only:
-            digest.update(name.encode())
-            digest.update(parameter.detach().contiguous().view(-1).view(torch.uint8).cpu().numpy().tobytes())
+    for name, parameter in chosen:
+        digest.update(name.encode())
+        values = parameter.detach().reshape(-1)[::stride].contiguous()
+        digest.update(values.view(torch.uint8).cpu().numpy().tobytes())
     return digest.hexdigest()
 
 

@@ -212,7 +212,7 @@ def sft_trainer(model_dir: str | Path, trajectories: Sequence[Trajectory], args,
 
 class StepDigests:
     """A ``TrainerCallback``: ``parameters_digest`` of the trained parameters after each optimizer
-    step (its first 16 hex digits), in ``digests``. Given the ``expected`` ones of an earlier
+    step (its first 16 hex digits; a sample of them past ``SAMPLED``), in ``digests``. Given the ``expected`` ones of an earlier
     training on the same data, it says at the first step that differs that this training will not
     reproduce that one's weights (another CPU's kernels, other library versions), minutes into a
     training that may take an hour, not at its end."""
@@ -232,8 +232,11 @@ class StepDigests:
 
         self.callback = Callback()
 
+    SAMPLED = 1 << 20
+    """Parameters read per step at most (``parameters_digest``'s ``max_elements``)."""
+
     def step(self, model) -> None:
-        self.digests.append(parameters_digest(model, trainable_only=True)[:16])
+        self.digests.append(parameters_digest(model, trainable_only=True, max_elements=self.SAMPLED)[:16])
         n = len(self.digests)
         if self.first_difference is None and n <= len(self.expected) and self.digests[-1] != self.expected[n - 1]:
             self.first_difference = n
@@ -323,8 +326,9 @@ def rft_round(index: int, model_dir: str | Path, train_tasks: Sequence[Task], he
     (of the sampled episodes), sample_findings (hack finding kind -> count), trained, skipped (why
     not, or None), train_loss, train_steps, train_rows, weights_digest, step_digests and
     trained_with (``fine_tune``'s), heldout_pass@1, heldout_mean_reward, heldout_hack_rate,
-    heldout_episodes, heldout_errors (harness failures, left out of the rest), heldout_findings. ``first``: the round's record from an earlier training, when its weights are
-    trained again: each step is checked against its ``step_digests``."""
+    heldout_episodes, heldout_errors (harness failures, left out of the rest), heldout_findings.
+    ``first``: the round's record from an earlier training, when its weights are trained again:
+    each step is checked against its ``step_digests``."""
     round_dir = Path(out_dir) / f"round-{index}"
     model_dir = Path(model_dir)
     world = current()

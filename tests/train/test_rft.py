@@ -342,3 +342,16 @@ def test_a_training_that_leaves_its_first_training_s_path_says_so_at_that_step(c
     said = " ".join(capsys.readouterr().err.split())
     assert "round 1 trained again differs from its first training at step 2 of 3" in said
     assert said.count("differs") == 1  # said once, at the first step that differs
+
+
+def test_a_sampled_parameters_digest_reads_every_kth_element_and_still_tells_diverged_weights_apart():
+    from termrl.distributed import parameters_digest
+
+    model = torch.nn.Linear(1000, 1000)  # 1,001,000 parameters; a sample of about 10,000 reads every 101st
+    whole, sampled = parameters_digest(model), parameters_digest(model, max_elements=10_000)
+    with torch.no_grad():
+        model.weight[0, 5] += 1.0  # off the sample: only the whole digest sees it
+    assert parameters_digest(model, max_elements=10_000) == sampled and parameters_digest(model) != whole
+    with torch.no_grad():
+        model.weight.mul_(1.0001)  # a training that went apart moves (almost) every weight
+    assert parameters_digest(model, max_elements=10_000) != sampled
