@@ -23,8 +23,8 @@ def _rows(envs) -> list[dict]:
 
 
 @app.command("list")
-def list_cmd(as_json: bool = typer.Option(False, "--json",
-                                          help='Print {"cache", "limit_bytes", "usage_bytes", "environments"}')) -> None:
+def list_cmd(as_json: bool = typer.Option(False, "--json", help='Print {"cache", "limit_bytes", "usage_bytes", '
+                                                                  '"environments"}')) -> None:
     """Every built environment, least recently used first, and the cache's size limit."""
     from termrl.tasks import pyenv
 

@@ -212,10 +212,10 @@ def sft_trainer(model_dir: str | Path, trajectories: Sequence[Trajectory], args,
 
 class StepDigests:
     """A ``TrainerCallback``: ``parameters_digest`` of the trained parameters after each optimizer
-    step (its first 16 hex digits; a sample of them past ``SAMPLED``), in ``digests``. Given the ``expected`` ones of an earlier
-    training on the same data, it says at the first step that differs that this training will not
-    reproduce that one's weights (another CPU's kernels, other library versions), minutes into a
-    training that may take an hour, not at its end."""
+    step (its first 16 hex digits; a sample of them past ``SAMPLED``), in ``digests``. Given the
+    ``expected`` ones of an earlier training on the same data, it says at the first step that
+    differs that this training will not reproduce that one's weights (another CPU's kernels, other
+    library versions), minutes into a training that may take an hour, not at its end."""
 
     def __init__(self, expected: Sequence[str] | None = None, label: str = "this training"):
         from transformers import TrainerCallback

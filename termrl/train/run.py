@@ -424,9 +424,12 @@ def _same_weights(first: dict, again: dict) -> str:
 
     >>> _same_weights({"weights_digest": "ab", "train_loss": 0.5}, {"weights_digest": "ab", "train_loss": 0.5})
     'the same weights as its first training (digest ab)'
-    >>> _same_weights({"train_loss": 0.5, "trained_with": {"torch": "2.13", "trl": "1.16"}},
-    ...               {"weights_digest": "cd", "train_loss": 0.25, "trained_with": {"torch": "2.14", "trl": "1.16"}})
-    'NOT the weights its evaluation played: train loss 0.25, its first training 0.5 (torch 2.14, then 2.13); digest now cd'
+    >>> first = {"train_loss": 0.5, "trained_with": {"torch": "2.13", "trl": "1.16"}}
+    >>> again = {"weights_digest": "cd", "train_loss": 0.25, "trained_with": {"torch": "2.14", "trl": "1.16"}}
+    >>> for part in _same_weights(first, again).split("; "):
+    ...     print(part)
+    NOT the weights its evaluation played: train loss 0.25, its first training 0.5 (torch 2.14, then 2.13)
+    digest now cd
     """
     if first.get("weights_digest") and again.get("weights_digest"):
         if first["weights_digest"] == again["weights_digest"]:
