@@ -34,6 +34,7 @@ import json
 import os
 import re
 import shutil
+import stat
 import subprocess
 import sys
 import time
@@ -216,7 +217,7 @@ def share(tree: Path) -> tuple[int, int]:
     added = shared = 0
     for path in sorted(tree.rglob("*")):
         st = path.lstat()
-        if not path.is_file() or path.is_symlink():
+        if not stat.S_ISREG(st.st_mode):  # folders, links
             continue
         if st.st_size < SHARE_MIN_BYTES or st.st_nlink > 1:
             added += st.st_size
@@ -254,19 +255,15 @@ def _link_from(obj: Path, path: Path) -> bool:
     return True
 
 
-def collect() -> int:
-    """Delete the stored files no environment links any more; returns the bytes freed."""
-    freed = 0
+def collect() -> None:
+    """Delete the stored files no environment links any more."""
     store = objects()
     for obj in store.glob("*/*") if store.is_dir() else []:
         try:
-            st = obj.lstat()
-            if st.st_nlink == 1:
+            if obj.lstat().st_nlink == 1:
                 obj.unlink()
-                freed += st.st_size
         except FileNotFoundError:
             pass
-    return freed
 
 
 def usage() -> int:
@@ -283,7 +280,7 @@ def usage() -> int:
                     st = os.lstat(os.path.join(folder, name))
                 except FileNotFoundError:
                     continue
-                if st.st_ino not in seen and not os.path.islink(os.path.join(folder, name)):
+                if st.st_ino not in seen and stat.S_ISREG(st.st_mode):
                     seen.add(st.st_ino)
                     total += st.st_size
     return total + sum(c.size_bytes for c in cached() if c.kind == "sysenv")
