@@ -33,6 +33,10 @@ round r's weights are saved to ``out_dir/round-r/model``. Layout of ``out_dir``:
     round-N/model/     the weights after the round's fine-tuning (absent when nothing was kept), with
                        termrl-trained.json once it finished: a resumed round reuses those weights
     round-N/model-trainer/  the SFTTrainer's output_dir (checkpoints, when SFTConfig saves any)
+    round-N/adapter/   with LoRA: the round's adapter, the tokenizer it trained with and what it was
+                       merged into (``ADAPTER_META``), a few MB where model/ is the whole model; the
+                       merge is exact (``merge_exactly``), so ``restore_merged`` gives model/ back bit
+                       for bit on any machine, where training again gives other weights on another CPU
     round-N/heldout/   the held-out episodes
     rounds.json        {"version": 1, "rounds": [...]}, rewritten after each round
 """
@@ -247,15 +251,79 @@ class StepDigests:
                       file=sys.stderr, flush=True)
 
 
+ADAPTER_META = "termrl-adapter.json"
+"""In an adapter directory ``fine_tune`` saved: ``base`` (the model directory it was trained on and
+merged into) and ``dtype`` (the dtype the base was loaded in for training)."""
+
+
+def merge_exactly(model):
+    """Merge a peft model's active LoRA adapter into its base weights and return the plain model
+    (what ``merge_and_unload`` does), computed so that every machine gets the same bits.
+
+    peft multiplies ``B @ A`` with the machine's matrix kernels, whose summation order differs
+    between CPUs (AVX-512, AMX) and libraries, so a merge done again elsewhere is not bit for bit
+    the first. Here each of the ``r`` rank-one products is formed in float64, where a product of two
+    float32 numbers is exact, and summed in a fixed order; then scaled, added to the weight and
+    rounded once to its dtype. Every step is an IEEE elementwise operation, so the result is the same
+    on every CPU and GPU. Plain LoRA on linear layers only (no DoRA, bias or fan_in_fan_out): anything
+    else is refused rather than merged inexactly."""
+    import torch
+    from peft.tuners.lora import LoraLayer
+
+    name = model.active_adapter if isinstance(model.active_adapter, str) else model.active_adapter[0]
+    for path, module in model.named_modules():
+        if not isinstance(module, LoraLayer) or name not in module.lora_A:
+            continue
+        plain = (isinstance(module.lora_A[name], torch.nn.Linear) and not module.use_dora.get(name)
+                 and not getattr(module, "lora_bias", {}).get(name) and not getattr(module, "fan_in_fan_out", False))
+        if not plain:
+            raise ValueError(f"{path}: an exact merge covers plain LoRA on linear layers (no DoRA, lora_bias, "
+                             "fan_in_fan_out or embedding adapters): use peft's merge_and_unload for this adapter")
+        weight = module.get_base_layer().weight
+        a = module.lora_A[name].weight.detach().to(torch.float64)
+        b = module.lora_B[name].weight.detach().to(torch.float64)
+        delta = torch.zeros(weight.shape, dtype=torch.float64, device=weight.device)
+        for k in range(a.shape[0]):
+            delta += b[:, k:k + 1] * a[k:k + 1, :]
+        weight.data = (weight.detach().to(torch.float64) + delta * float(module.scaling[name])).to(weight.dtype)
+    return model.unload()
+
+
+def restore_merged(adapter_dir: str | Path, save_to: str | Path) -> str:
+    """The weights ``fine_tune`` saved from a LoRA training, made again from its adapter directory
+    (its base loaded in the dtype it trained in, the adapter merged by ``merge_exactly``) and saved to
+    ``save_to`` with the tokenizer it trained with; no training. Returns ``parameters_digest`` of
+    the weights, equal to the one ``fine_tune`` returned when the base is the same."""
+    import torch
+    from peft import PeftModel
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    adapter_dir, save_to = Path(adapter_dir), Path(save_to)
+    meta = json.loads((adapter_dir / ADAPTER_META).read_text())
+    base = AutoModelForCausalLM.from_pretrained(meta["base"], dtype=getattr(torch, meta["dtype"]))
+    merged = merge_exactly(PeftModel.from_pretrained(base, str(adapter_dir)))
+    merged.save_pretrained(str(save_to))
+    AutoTokenizer.from_pretrained(str(adapter_dir)).save_pretrained(str(save_to))
+    return parameters_digest(merged)
+
+
+def adapter_saved(adapter_dir: str | Path | None) -> bool:
+    """Whether ``adapter_dir`` holds a whole adapter ``fine_tune`` saved (``restore_merged`` can use it)."""
+    return adapter_dir is not None and all((Path(adapter_dir) / name).is_file() for name in
+                                           (ADAPTER_META, "adapter_config.json", "adapter_model.safetensors"))
+
+
 def fine_tune(model_dir: str | Path, trajectories: Sequence[Trajectory], args, save_to: str | Path,
               accountant: Accountant | None = None, peft_config=None, expected_steps: Sequence[str] | None = None,
-              label: str = "this training") -> dict:
+              label: str = "this training", adapter_to: str | Path | None = None) -> dict:
     """SFT ``model_dir`` on ``trajectories`` and save the result (weights and tokenizer) to ``save_to``.
-    A LoRA adapter (``peft_config``) is merged into the weights before saving, so the next round
-    and the evaluation load a plain model directory. Returns {"train_loss", "steps", "rows",
+    A LoRA adapter (``peft_config``) is merged into the weights before saving (``merge_exactly``), so
+    the next round and the evaluation load a plain model directory; the adapter itself, with the
+    tokenizer, is saved to ``adapter_to`` (default: ``save_to`` + ``-adapter``), from which
+    ``restore_merged`` makes the same weights again. Returns {"train_loss", "steps", "rows",
     "weights_digest" (``parameters_digest`` of the saved weights, on the main process),
     "step_digests" (``StepDigests``; checked against ``expected_steps`` as it trains, when given),
-    "trained_with" (``trained_with``)}."""
+    "trained_with" (``trained_with``), and with LoRA "adapter" (its directory)}."""
     save_to = Path(save_to)
     world = current()
     trainer = sft_trainer(model_dir, trajectories, args, save_to.parent / f"{save_to.name}-trainer", peft_config)
@@ -264,8 +332,15 @@ def fine_tune(model_dir: str | Path, trajectories: Sequence[Trajectory], args, s
     with accountant.phase("training") if accountant else nullcontext():
         out = trainer.train()
     ranks = processes(trainer.model, world, trainer)
+    adapter = None
     if peft_config is not None:
-        saved = trainer.model.merge_and_unload()
+        adapter = Path(adapter_to) if adapter_to is not None else save_to.parent / f"{save_to.name}-adapter"
+        if world.main:
+            trainer.model.save_pretrained(str(adapter))
+            trainer.processing_class.save_pretrained(str(adapter))
+            dtype = str(trainer.model.get_base_model().dtype).removeprefix("torch.")
+            (adapter / ADAPTER_META).write_text(json.dumps({"base": str(model_dir), "dtype": dtype}))
+        saved = merge_exactly(trainer.model)
         if world.main:
             saved.save_pretrained(str(save_to))
             trainer.processing_class.save_pretrained(str(save_to))
@@ -275,7 +350,7 @@ def fine_tune(model_dir: str | Path, trajectories: Sequence[Trajectory], args, s
     world.barrier()
     result = {"train_loss": out.training_loss, "steps": out.global_step, "rows": len(trainer.train_dataset),
               "weights_digest": parameters_digest(saved) if world.main else None, "step_digests": steps.digests,
-              "trained_with": trained_with(),
+              "trained_with": trained_with(), **({"adapter": str(adapter)} if adapter is not None else {}),
               **({k: v for k, v in ranks.items() if k != "processes"})}
     del trainer
     gc.collect()
@@ -363,12 +438,13 @@ def rft_round(index: int, model_dir: str | Path, train_tasks: Sequence[Task], he
             result = done["result"]  # a resumed round: these weights were trained on these episodes
         else:
             result = fine_tune(start, kept, sft_args, model_out, accountant, peft_config,
-                               expected_steps=(first or {}).get("step_digests"), label=f"round {index} trained again")
+                               expected_steps=(first or {}).get("step_digests"), label=f"round {index} trained again",
+                               adapter_to=round_dir / "adapter")
             if world.main:
                 trained.write_text(json.dumps({"fingerprint": fingerprint, "result": result}))
         record.update(train_loss=result["train_loss"], train_steps=result["steps"], train_rows=result["rows"],
                       weights_digest=result.get("weights_digest"), step_digests=result.get("step_digests"),
-                      trained_with=result.get("trained_with"))
+                      trained_with=result.get("trained_with"), adapter=result.get("adapter"))
         if "parameter_digests" in result:
             record.update(parameter_digests=result["parameter_digests"], parameters_agree=result["parameters_agree"])
     else:

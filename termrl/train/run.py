@@ -355,7 +355,7 @@ def run_rft(cfg: TrainConfig, out: Path, model_dir: Path, accountant: Accountant
     from trl import SFTConfig
 
     from termrl.policies.hf import HFConfig
-    from termrl.train.rft import RFTConfig, hf_policy_factory, rft_round
+    from termrl.train.rft import RFTConfig, adapter_saved, hf_policy_factory, restore_merged, rft_round, trained_with
 
     r = cfg.rft
     world = current()
@@ -380,20 +380,37 @@ def run_rft(cfg: TrainConfig, out: Path, model_dir: Path, accountant: Accountant
                          peft_config=_peft(cfg), first=first)
 
     def rebuild(index: int) -> None:
-        """Round ``index``'s weights, trained again where they are gone (weights stay out of git, so a
-        run that spans machines keeps only its stores): the round replays from its stored samples and
-        kept episodes and plays nothing new; the earlier rounds it started from come first."""
+        """Round ``index``'s weights where they are gone (weights stay out of git, so a run that spans
+        machines keeps only its stores and adapters), the earlier rounds it started from first. A
+        LoRA round whose adapter is stored is merged again (``restore_merged``: the same bits on any
+        machine, in seconds); otherwise the round trains again from its stored samples and kept
+        episodes and plays nothing new. Weights trained again that are not the first training's
+        (another CPU's kernels) keep that training's figures in the record's ``first_training``:
+        the round's stored held-out episodes were played by those weights."""
         record = records[index - 1]
         if (Path(record["model_out"]) / "config.json").exists():
             return
         if index > 1:  # the weights it started from (and its own, when it trained nothing)
             rebuild(index - 1)
-        if record["trained"]:
-            print(f"termrl train: round {index}'s weights are gone from {record['model_out']}: training them "
-                  "again on the round's stored episodes", file=sys.stderr)
-            records[index - 1] = play(index, Path(record["model_in"]), first=record)
-            print(f"termrl train: round {index}'s weights trained again: {_same_weights(record, records[index - 1])}",
-                  file=sys.stderr)
+        if not record["trained"]:
+            return
+        gone = f"termrl train: round {index}'s weights are gone from {record['model_out']}"
+        if world.from_main(lambda: adapter_saved(record.get("adapter"))):
+            if world.main:
+                print(f"{gone}: merging them again from their adapter in {record['adapter']} (no training)",
+                      file=sys.stderr)
+                again = {**record, "weights_digest": restore_merged(record["adapter"], record["model_out"]),
+                         "trained_with": trained_with()}
+                print(f"termrl train: round {index}'s weights merged again: {_same_weights(record, again)}",
+                      file=sys.stderr)
+            world.barrier()
+            return
+        print(f"{gone}: training them again on the round's stored episodes", file=sys.stderr)
+        again = play(index, Path(record["model_in"]), first=record)
+        print(f"termrl train: round {index}'s weights trained again: {_same_weights(record, again)}", file=sys.stderr)
+        if not _is_same(record, again):
+            again["first_training"] = record.get("first_training") or {key: record.get(key) for key in TRAINING}
+        records[index - 1] = again
 
     final = out / "final"
     held = world.from_main(lambda: _read_json(final / FINAL))  # None in a final/ from before the marker: it holds the last round
@@ -415,6 +432,19 @@ def run_rft(cfg: TrainConfig, out: Path, model_dir: Path, accountant: Accountant
         (final / FINAL).write_text(json.dumps({"round": len(records), "model_out": str(latest)}))
     world.barrier()
     return {"rounds": records, **processes_of_rounds(records, world)}
+
+
+TRAINING = ("train_loss", "weights_digest", "step_digests", "trained_with", "adapter")
+"""A round record's keys that describe its training (kept under ``first_training`` when trained again
+into other weights)."""
+
+
+def _is_same(first: dict, again: dict) -> bool:
+    """Whether ``again`` holds ``first``'s weights: by ``weights_digest``, or by train loss where
+    ``first`` has none."""
+    if first.get("weights_digest") and again.get("weights_digest"):
+        return first["weights_digest"] == again["weights_digest"]
+    return first.get("train_loss") == again.get("train_loss")
 
 
 def _same_weights(first: dict, again: dict) -> str:

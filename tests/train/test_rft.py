@@ -12,7 +12,8 @@ import torch
 from termrl.actions import render_tool_call
 from termrl.policies.scripted import SUBMIT, NopPolicy, OraclePolicy
 from termrl.protocols import Action, ActionKind, Reply, StepRecord, Trajectory
-from termrl.train.rft import RFTConfig, fine_tune, keep, run_rft, sft_trainer, verdict
+from termrl.train.rft import (ADAPTER_META, RFTConfig, adapter_saved, fine_tune, keep, merge_exactly, restore_merged,
+                              run_rft, sft_trainer, verdict)
 
 PROMPT = [{"role": "system", "content": "You are an agent."}, {"role": "user", "content": "Count the errors in log."}]
 REPLIES = ['<tool_call>{"name": "bash", "arguments": {"command": "grep -c ERROR log"}}</tool_call>',
@@ -123,6 +124,42 @@ def test_lora_fine_tuning_saves_a_merged_plain_model(tiny, tmp_path):
     assert set(_weights(tuned)) == set(_weights(tiny))  # same tensors as the base: the adapter is merged
     assert _reply_logprob(tuned, probe) > before + 0.1
     assert HFPolicy(tuned, temperature=0, max_new_tokens=2).model is not None  # loads as a plain model
+    # the adapter is kept beside it, and gives the same weights back, bit for bit, with no training
+    adapter = tmp_path / "tuned-adapter"
+    assert result["adapter"] == str(adapter) and adapter_saved(adapter)
+    assert json.loads((adapter / ADAPTER_META).read_text()) == {"base": str(tiny), "dtype": "float32"}
+    assert restore_merged(adapter, tmp_path / "again") == result["weights_digest"]
+    first, again = _weights(tuned), _weights(tmp_path / "again")
+    assert all(torch.equal(first[k], again[k]) for k in first)
+    assert sorted(p.name for p in (tmp_path / "again").iterdir()) == sorted(p.name for p in tuned.iterdir())
+
+
+def test_the_exact_merge_is_peft_s_merge_summed_in_a_fixed_order():
+    from peft import LoraConfig, get_peft_model
+    from transformers import Qwen2Config, Qwen2ForCausalLM
+
+    config = Qwen2Config(vocab_size=64, hidden_size=32, intermediate_size=48, num_hidden_layers=1,
+                         num_attention_heads=2, num_key_value_heads=1)
+
+    def lora_model():
+        torch.manual_seed(0)
+        model = get_peft_model(Qwen2ForCausalLM(config), LoraConfig(r=4, lora_alpha=8, target_modules="all-linear"))
+        for name, parameter in model.named_parameters():  # B starts at zero: give the adapter a real delta
+            if "lora_B" in name:
+                parameter.data = torch.randn_like(parameter)
+        return model
+
+    base = {k: v.clone() for k, v in lora_model().get_base_model().state_dict().items() if "lora" not in k}
+    exact, peft_merged = merge_exactly(lora_model()).state_dict(), lora_model().merge_and_unload().state_dict()
+    assert set(exact) == set(peft_merged) == {k.replace("base_layer.", "") for k in base}
+    moved = [k for k in exact if "proj" in k and not torch.equal(exact[k], base[k.replace("proj.", "proj.base_layer.")])]
+    assert len(moved) == 7  # q, k, v, o, gate, up, down: every adapted layer changed
+    for key in exact:  # the same sums, rounded otherwise at most
+        torch.testing.assert_close(exact[key], peft_merged[key], rtol=1e-5, atol=1e-6)
+
+    dora = get_peft_model(Qwen2ForCausalLM(config), LoraConfig(r=4, use_dora=True, target_modules="all-linear"))
+    with pytest.raises(ValueError, match="plain LoRA"):
+        merge_exactly(dora)
 
 
 class Mixed:

@@ -227,6 +227,52 @@ def test_a_finished_rft_run_given_more_rounds_trains_them_on_weights_rebuilt_fro
     assert json.loads((out / "config.json").read_text())["rft"]["rounds"] == 2
 
 
+@pytest.mark.sandbox
+def test_a_lora_round_whose_weights_are_gone_is_merged_again_from_its_adapter_and_not_trained(tmp_path):
+    import shutil
+
+    out = tmp_path / "run"
+    path = tmp_path / "rft.toml"
+    keep_all = "rounds = 1\nthreshold = -100.0\nmax_length = 4096"
+    lora = "[lora]\nenabled = true\nr = 4\nalpha = 8\n[rft]"
+    path.write_text(RFT_CONFIG.format(out=out).replace("rounds = 1", keep_all).replace("[rft]", lora))
+    first = termrl("train", str(path), "--json")
+    assert first.returncode == 0, first.stderr[-3000:]
+    record = json.loads(first.stdout)["training"]["rounds"][0]
+    adapter = out / "rft" / "round-1" / "adapter"
+    assert record["adapter"] == str(adapter) and (adapter / "adapter_model.safetensors").is_file()
+
+    shutil.rmtree(out / "final")
+    shutil.rmtree(out / "rft" / "round-1" / "model")
+    res = termrl("train", str(path), "--json", "--resume")
+    assert res.returncode == 0, res.stderr[-3000:]
+    said = " ".join(res.stderr.split())
+    assert f"merging them again from their adapter in {adapter} (no training)" in said
+    assert f"round 1's weights merged again: the same weights as its first training " \
+        f"(digest {record['weights_digest']})" in said
+    assert "training them again" not in said and "{'loss'" not in res.stderr  # no step trained
+    assert json.loads(res.stdout)["training"]["rounds"][0] == record
+    assert (out / "final" / "config.json").is_file()
+
+    # without its adapter, and trained first into other weights (as on another CPU): it trains again,
+    # says so, and keeps the first training's figures, whose weights played the stored episodes
+    rounds_file = out / "rft" / "rounds.json"
+    rounds = json.loads(rounds_file.read_text())
+    rounds["rounds"][0].update(weights_digest="f" * 64, train_loss=9.5)
+    rounds_file.write_text(json.dumps(rounds))
+    shutil.rmtree(adapter)
+    shutil.rmtree(out / "final")
+    shutil.rmtree(out / "rft" / "round-1" / "model")
+    res = termrl("train", str(path), "--json", "--resume")
+    assert res.returncode == 0, res.stderr[-3000:]
+    assert "training them again" in res.stderr and "NOT the weights its evaluation played" in res.stderr
+    again = json.loads(res.stdout)["training"]["rounds"][0]
+    assert again["weights_digest"] == record["weights_digest"] and adapter.is_dir()
+    assert again["first_training"]["weights_digest"] == "f" * 64 and again["first_training"]["train_loss"] == 9.5
+    assert again["heldout_pass@1"] == record["heldout_pass@1"]
+    assert json.loads(rounds_file.read_text())["rounds"][0]["first_training"]["train_loss"] == 9.5
+
+
 def test_before_after_is_a_two_proportion_test_over_scored_episodes():
     from termrl.train.run import before_after
 
