@@ -411,6 +411,7 @@ def run_rft(cfg: TrainConfig, out: Path, model_dir: Path, accountant: Accountant
         if not _is_same(record, again):
             again["first_training"] = record.get("first_training") or {key: record.get(key) for key in TRAINING}
         records[index - 1] = again
+        write_rounds()  # a stop before the next round is rebuilt keeps this one's record with its weights
 
     final = out / "final"
     held = world.from_main(lambda: _read_json(final / FINAL))  # None in a final/ from before the marker: it holds the last round
