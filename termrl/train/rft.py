@@ -400,7 +400,7 @@ def rft_round(index: int, model_dir: str | Path, train_tasks: Sequence[Task], he
     rejected (reason -> episodes, see ``verdict``), mean_reward, sample_pass@1, sample_hack_rate
     (of the sampled episodes), sample_findings (hack finding kind -> count), trained, skipped (why
     not, or None), train_loss, train_steps, train_rows, weights_digest, step_digests and
-    trained_with (``fine_tune``'s), heldout_pass@1, heldout_mean_reward, heldout_hack_rate,
+    trained_with and adapter (``fine_tune``'s), heldout_pass@1, heldout_mean_reward, heldout_hack_rate,
     heldout_episodes, heldout_errors (harness failures, left out of the rest), heldout_findings.
     ``first``: the round's record from an earlier training, when its weights are trained again:
     each step is checked against its ``step_digests``."""
