@@ -462,13 +462,14 @@ def _same_weights(first: dict, again: dict) -> str:
     NOT the weights its evaluation played: train loss 0.25, its first training 0.5 (torch 2.14, then 2.13)
     digest now cd
     """
-    if first.get("weights_digest") and again.get("weights_digest"):
-        if first["weights_digest"] == again["weights_digest"]:
+    by_digest = bool(first.get("weights_digest") and again.get("weights_digest"))
+    if _is_same(first, again):
+        if by_digest:
             return f"the same weights as its first training (digest {again['weights_digest']})"
-        evidence = f"digest {again['weights_digest']}, its first training {first['weights_digest']}"
-    elif first.get("train_loss") == again.get("train_loss"):
         return (f"train loss {again.get('train_loss')}, equal to its first training's to the last digit "
                 f"(no digest was recorded then); digest now {again.get('weights_digest')}")
+    if by_digest:
+        evidence = f"digest {again['weights_digest']}, its first training {first['weights_digest']}"
     else:
         evidence = f"train loss {again.get('train_loss')}, its first training {first.get('train_loss')}"
     then, now = first.get("trained_with") or {}, again.get("trained_with") or {}
