@@ -289,18 +289,20 @@ def merge_exactly(model):
     return model.unload()
 
 
-def restore_merged(adapter_dir: str | Path, save_to: str | Path) -> str:
+def restore_merged(adapter_dir: str | Path, save_to: str | Path, base: str | Path | None = None) -> str:
     """The weights ``fine_tune`` saved from a LoRA training, made again from its adapter directory
     (its base loaded in the dtype it trained in, the adapter merged by ``merge_exactly``) and saved to
-    ``save_to`` with the tokenizer it trained with; no training. Returns ``parameters_digest`` of
-    the weights, equal to the one ``fine_tune`` returned when the base is the same."""
+    ``save_to`` with the tokenizer it trained with; no training. ``base``: where this machine holds
+    the model it was trained on (default: the directory ``ADAPTER_META`` names, which may be another
+    machine's path). Returns ``parameters_digest`` of the weights, equal to the one ``fine_tune``
+    returned when the base is the same."""
     import torch
     from peft import PeftModel
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     adapter_dir, save_to = Path(adapter_dir), Path(save_to)
     meta = json.loads((adapter_dir / ADAPTER_META).read_text())
-    base = AutoModelForCausalLM.from_pretrained(meta["base"], dtype=getattr(torch, meta["dtype"]))
+    base = AutoModelForCausalLM.from_pretrained(str(base or meta["base"]), dtype=getattr(torch, meta["dtype"]))
     merged = merge_exactly(PeftModel.from_pretrained(base, str(adapter_dir)))
     merged.save_pretrained(str(save_to))
     AutoTokenizer.from_pretrained(str(adapter_dir)).save_pretrained(str(save_to))

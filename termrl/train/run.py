@@ -395,18 +395,20 @@ def run_rft(cfg: TrainConfig, out: Path, model_dir: Path, accountant: Accountant
         if not record["trained"]:
             return
         gone = f"termrl train: round {index}'s weights are gone from {record['model_out']}"
+        # what the round started from, where this machine holds it (a record names the first machine's path)
+        start = model_dir if index == 1 else Path(records[index - 2]["model_out"])
         if world.from_main(lambda: adapter_saved(record.get("adapter"))):
             if world.main:
                 print(f"{gone}: merging them again from their adapter in {record['adapter']} (no training)",
                       file=sys.stderr)
-                again = {**record, "weights_digest": restore_merged(record["adapter"], record["model_out"]),
-                         "trained_with": trained_with()}
+                digest = restore_merged(record["adapter"], record["model_out"], base=start)
+                again = {**record, "weights_digest": digest, "trained_with": trained_with()}
                 print(f"termrl train: round {index}'s weights merged again: {_same_weights(record, again)}",
                       file=sys.stderr)
             world.barrier()
             return
         print(f"{gone}: training them again on the round's stored episodes", file=sys.stderr)
-        again = play(index, Path(record["model_in"]), first=record)
+        again = play(index, start, first=record)
         print(f"termrl train: round {index}'s weights trained again: {_same_weights(record, again)}", file=sys.stderr)
         if not _is_same(record, again):
             again["first_training"] = record.get("first_training") or {key: record.get(key) for key in TRAINING}

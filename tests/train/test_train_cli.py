@@ -244,6 +244,13 @@ def test_a_lora_round_whose_weights_are_gone_is_merged_again_from_its_adapter_an
 
     shutil.rmtree(out / "final")
     shutil.rmtree(out / "rft" / "round-1" / "model")
+    # as a clone on another machine holds it: the base model somewhere else than the records say
+    rounds_file = out / "rft" / "rounds.json"
+    moved = json.loads(rounds_file.read_text())
+    moved["rounds"][0]["model_in"] = "/elsewhere/model"
+    rounds_file.write_text(json.dumps(moved))
+    meta = json.loads((adapter / "termrl-adapter.json").read_text())
+    (adapter / "termrl-adapter.json").write_text(json.dumps({**meta, "base": "/elsewhere/model"}))
     res = termrl("train", str(path), "--json", "--resume")
     assert res.returncode == 0, res.stderr[-3000:]
     said = " ".join(res.stderr.split())
@@ -251,12 +258,12 @@ def test_a_lora_round_whose_weights_are_gone_is_merged_again_from_its_adapter_an
     assert f"round 1's weights merged again: the same weights as its first training " \
         f"(digest {record['weights_digest']})" in said
     assert "training them again" not in said and "{'loss'" not in res.stderr  # no step trained
-    assert json.loads(res.stdout)["training"]["rounds"][0] == record
+    assert json.loads(res.stdout)["training"]["rounds"][0] == {**record, "model_in": "/elsewhere/model"}
     assert (out / "final" / "config.json").is_file()
 
-    # without its adapter, and trained first into other weights (as on another CPU): it trains again,
-    # says so, and keeps the first training's figures, whose weights played the stored episodes
-    rounds_file = out / "rft" / "rounds.json"
+    # without its adapter, and trained first into other weights (as on another CPU): it trains again
+    # (from the base where this machine holds it), says so, and keeps the first training's figures,
+    # whose weights played the stored episodes
     rounds = json.loads(rounds_file.read_text())
     rounds["rounds"][0].update(weights_digest="f" * 64, train_loss=9.5)
     rounds_file.write_text(json.dumps(rounds))
