@@ -253,7 +253,20 @@ class StepDigests:
 
 ADAPTER_META = "termrl-adapter.json"
 """In an adapter directory ``fine_tune`` saved: ``base`` (the model directory it was trained on and
-merged into) and ``dtype`` (the dtype the base was loaded in for training)."""
+merged into), ``base_files`` (``weight_files_digest`` of that directory) and ``dtype`` (the dtype
+the base was loaded in for training)."""
+
+
+def weight_files_digest(model_dir: str | Path) -> str:
+    """SHA-256 over a model directory's weight files (``*.safetensors``, ``*.bin``), in name order:
+    whether a base model built again (another machine, a clone) is the one an adapter was trained on."""
+    digest = hashlib.sha256()
+    for path in sorted(p for p in Path(model_dir).iterdir() if p.suffix in (".safetensors", ".bin")):
+        digest.update(path.name.encode())
+        with path.open("rb") as f:
+            while chunk := f.read(1 << 24):
+                digest.update(chunk)
+    return digest.hexdigest()
 
 
 def merge_exactly(model):
@@ -302,7 +315,12 @@ def restore_merged(adapter_dir: str | Path, save_to: str | Path, base: str | Pat
 
     adapter_dir, save_to = Path(adapter_dir), Path(save_to)
     meta = json.loads((adapter_dir / ADAPTER_META).read_text())
-    base = AutoModelForCausalLM.from_pretrained(str(base or meta["base"]), dtype=getattr(torch, meta["dtype"]))
+    base = Path(base or meta["base"])
+    if meta.get("base_files") and weight_files_digest(base) != meta["base_files"]:
+        print(f"termrl train: {base} is not the base model the adapter in {adapter_dir} was trained on (its weight "
+              f"files differ from the ones {ADAPTER_META} records): the merged weights will differ too",
+              file=sys.stderr, flush=True)
+    base = AutoModelForCausalLM.from_pretrained(str(base), dtype=getattr(torch, meta["dtype"]))
     merged = merge_exactly(PeftModel.from_pretrained(base, str(adapter_dir)))
     merged.save_pretrained(str(save_to))
     AutoTokenizer.from_pretrained(str(adapter_dir)).save_pretrained(str(save_to))
@@ -341,7 +359,8 @@ def fine_tune(model_dir: str | Path, trajectories: Sequence[Trajectory], args, s
             trainer.model.save_pretrained(str(adapter))
             trainer.processing_class.save_pretrained(str(adapter))
             dtype = str(trainer.model.get_base_model().dtype).removeprefix("torch.")
-            (adapter / ADAPTER_META).write_text(json.dumps({"base": str(model_dir), "dtype": dtype}))
+            (adapter / ADAPTER_META).write_text(json.dumps({"base": str(model_dir), "dtype": dtype,
+                                                            "base_files": weight_files_digest(model_dir)}))
         saved = merge_exactly(trainer.model)
         if world.main:
             saved.save_pretrained(str(save_to))

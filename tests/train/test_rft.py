@@ -13,7 +13,7 @@ from termrl.actions import render_tool_call
 from termrl.policies.scripted import SUBMIT, NopPolicy, OraclePolicy
 from termrl.protocols import Action, ActionKind, Reply, StepRecord, Trajectory
 from termrl.train.rft import (ADAPTER_META, RFTConfig, adapter_saved, fine_tune, keep, merge_exactly, restore_merged,
-                              run_rft, sft_trainer, verdict)
+                              run_rft, sft_trainer, verdict, weight_files_digest)
 
 PROMPT = [{"role": "system", "content": "You are an agent."}, {"role": "user", "content": "Count the errors in log."}]
 REPLIES = ['<tool_call>{"name": "bash", "arguments": {"command": "grep -c ERROR log"}}</tool_call>',
@@ -108,8 +108,11 @@ def test_fine_tuning_on_kept_episodes_makes_their_replies_more_likely(tiny, tmp_
     assert after > before + 0.5, (before, after)
 
 
-def test_lora_fine_tuning_saves_a_merged_plain_model(tiny, tmp_path):
+def test_lora_fine_tuning_saves_a_merged_plain_model(tiny, tmp_path, capsys):
+    import shutil
+
     from peft import LoraConfig
+    from safetensors.torch import save_file
 
     from termrl.policies.hf import HFPolicy
 
@@ -127,11 +130,21 @@ def test_lora_fine_tuning_saves_a_merged_plain_model(tiny, tmp_path):
     # the adapter is kept beside it, and gives the same weights back, bit for bit, with no training
     adapter = tmp_path / "tuned-adapter"
     assert result["adapter"] == str(adapter) and adapter_saved(adapter)
-    assert json.loads((adapter / ADAPTER_META).read_text()) == {"base": str(tiny), "dtype": "float32"}
+    assert json.loads((adapter / ADAPTER_META).read_text()) == {
+        "base": str(tiny), "dtype": "float32", "base_files": weight_files_digest(tiny)}
     assert restore_merged(adapter, tmp_path / "again") == result["weights_digest"]
     first, again = _weights(tuned), _weights(tmp_path / "again")
     assert all(torch.equal(first[k], again[k]) for k in first)
     assert sorted(p.name for p in (tmp_path / "again").iterdir()) == sorted(p.name for p in tuned.iterdir())
+    assert "is not the base model" not in capsys.readouterr().err
+    # merged into another base (a model built again otherwise): said, and other weights
+    other = tmp_path / "other-base"
+    shutil.copytree(tiny, other)
+    weights = _weights(other)
+    weights["lm_head.weight" if "lm_head.weight" in weights else next(iter(weights))] += 1e-3
+    save_file(weights, str(other / "model.safetensors"))
+    assert restore_merged(adapter, tmp_path / "elsewhere", base=other) != result["weights_digest"]
+    assert f"{other} is not the base model the adapter in {adapter} was trained on" in capsys.readouterr().err
 
 
 def test_the_exact_merge_is_peft_s_merge_summed_in_a_fixed_order():
@@ -152,7 +165,8 @@ def test_the_exact_merge_is_peft_s_merge_summed_in_a_fixed_order():
     base = {k: v.clone() for k, v in lora_model().get_base_model().state_dict().items() if "lora" not in k}
     exact, peft_merged = merge_exactly(lora_model()).state_dict(), lora_model().merge_and_unload().state_dict()
     assert set(exact) == set(peft_merged) == {k.replace("base_layer.", "") for k in base}
-    moved = [k for k in exact if "proj" in k and not torch.equal(exact[k], base[k.replace("proj.", "proj.base_layer.")])]
+    moved = [k for k in exact
+             if "proj" in k and not torch.equal(exact[k], base[k.replace("proj.", "proj.base_layer.")])]
     assert len(moved) == 7  # q, k, v, o, gate, up, down: every adapted layer changed
     for key in exact:  # the same sums, rounded otherwise at most
         torch.testing.assert_close(exact[key], peft_merged[key], rtol=1e-5, atol=1e-6)
