@@ -269,6 +269,25 @@ def weight_files_digest(model_dir: str | Path) -> str:
     return digest.hexdigest()
 
 
+def exact_merge_refusal(model) -> str | None:
+    """Why ``merge_exactly`` cannot merge ``model``'s active adapter (a layer that is not plain LoRA on
+    a floating-point linear layer), or None when it can."""
+    import torch
+    from peft.tuners.lora import LoraLayer
+
+    name = model.active_adapter if isinstance(model.active_adapter, str) else model.active_adapter[0]
+    for path, module in model.named_modules():
+        if not isinstance(module, LoraLayer) or name not in module.lora_A:
+            continue
+        plain = (isinstance(module.lora_A[name], torch.nn.Linear) and not module.use_dora.get(name)
+                 and not getattr(module, "lora_bias", {}).get(name) and not getattr(module, "fan_in_fan_out", False)
+                 and module.get_base_layer().weight.is_floating_point())
+        if not plain:
+            return (f"{path}: an exact merge covers plain LoRA on floating-point linear layers (no DoRA, lora_bias, "
+                    "fan_in_fan_out, embedding adapters or quantized weights)")
+    return None
+
+
 def merge_exactly(model):
     """Merge a peft model's active LoRA adapter into its base weights and return the plain model
     (what ``merge_and_unload`` does), computed so that every machine gets the same bits.
@@ -278,20 +297,18 @@ def merge_exactly(model):
     the first. Here each of the ``r`` rank-one products is formed in float64, where a product of two
     float32 numbers is exact, and summed in a fixed order; then scaled, added to the weight and
     rounded once to its dtype. Every step is an IEEE elementwise operation, so the result is the same
-    on every CPU and GPU. Plain LoRA on linear layers only (no DoRA, bias or fan_in_fan_out): anything
-    else is refused rather than merged inexactly."""
+    on every CPU and GPU. An adapter ``exact_merge_refusal`` refuses raises ValueError before any
+    weight is touched."""
     import torch
     from peft.tuners.lora import LoraLayer
 
+    refusal = exact_merge_refusal(model)
+    if refusal:
+        raise ValueError(f"{refusal}: use peft's merge_and_unload for this adapter")
     name = model.active_adapter if isinstance(model.active_adapter, str) else model.active_adapter[0]
-    for path, module in model.named_modules():
+    for module in model.modules():
         if not isinstance(module, LoraLayer) or name not in module.lora_A:
             continue
-        plain = (isinstance(module.lora_A[name], torch.nn.Linear) and not module.use_dora.get(name)
-                 and not getattr(module, "lora_bias", {}).get(name) and not getattr(module, "fan_in_fan_out", False))
-        if not plain:
-            raise ValueError(f"{path}: an exact merge covers plain LoRA on linear layers (no DoRA, lora_bias, "
-                             "fan_in_fan_out or embedding adapters): use peft's merge_and_unload for this adapter")
         weight = module.get_base_layer().weight
         a = module.lora_A[name].weight.detach().to(torch.float64)
         b = module.lora_B[name].weight.detach().to(torch.float64)
@@ -354,14 +371,19 @@ def fine_tune(model_dir: str | Path, trajectories: Sequence[Trajectory], args, s
     ranks = processes(trainer.model, world, trainer)
     adapter = None
     if peft_config is not None:
-        adapter = Path(adapter_to) if adapter_to is not None else save_to.parent / f"{save_to.name}-adapter"
-        if world.main:
+        refusal = exact_merge_refusal(trainer.model)
+        if refusal:
+            print(f"termrl train: {refusal}; merged by peft instead, whose merge a rebuild elsewhere may not repeat "
+                  "bit for bit (no adapter kept)", file=sys.stderr)
+        else:
+            adapter = Path(adapter_to) if adapter_to is not None else save_to.parent / f"{save_to.name}-adapter"
+        if adapter is not None and world.main:
             trainer.model.save_pretrained(str(adapter))
             trainer.processing_class.save_pretrained(str(adapter))
             dtype = str(trainer.model.get_base_model().dtype).removeprefix("torch.")
             (adapter / ADAPTER_META).write_text(json.dumps({"base": str(model_dir), "dtype": dtype,
                                                             "base_files": weight_files_digest(model_dir)}))
-        saved = merge_exactly(trainer.model)
+        saved = trainer.model.merge_and_unload() if refusal else merge_exactly(trainer.model)
         if world.main:
             saved.save_pretrained(str(save_to))
             trainer.processing_class.save_pretrained(str(save_to))

@@ -12,8 +12,8 @@ import torch
 from termrl.actions import render_tool_call
 from termrl.policies.scripted import SUBMIT, NopPolicy, OraclePolicy
 from termrl.protocols import Action, ActionKind, Reply, StepRecord, Trajectory
-from termrl.train.rft import (ADAPTER_META, RFTConfig, adapter_saved, fine_tune, keep, merge_exactly, restore_merged,
-                              run_rft, sft_trainer, verdict, weight_files_digest)
+from termrl.train.rft import (ADAPTER_META, RFTConfig, adapter_saved, exact_merge_refusal, fine_tune, keep,
+                              merge_exactly, restore_merged, run_rft, sft_trainer, verdict, weight_files_digest)
 
 PROMPT = [{"role": "system", "content": "You are an agent."}, {"role": "user", "content": "Count the errors in log."}]
 REPLIES = ['<tool_call>{"name": "bash", "arguments": {"command": "grep -c ERROR log"}}</tool_call>',
@@ -172,8 +172,22 @@ def test_the_exact_merge_is_peft_s_merge_summed_in_a_fixed_order():
         torch.testing.assert_close(exact[key], peft_merged[key], rtol=1e-5, atol=1e-6)
 
     dora = get_peft_model(Qwen2ForCausalLM(config), LoraConfig(r=4, use_dora=True, target_modules="all-linear"))
+    untouched = {k: v.clone() for k, v in dora.state_dict().items()}
+    assert "plain LoRA" in exact_merge_refusal(dora) and exact_merge_refusal(lora_model()) is None
     with pytest.raises(ValueError, match="plain LoRA"):
         merge_exactly(dora)
+    assert all(torch.equal(v, untouched[k]) for k, v in dora.state_dict().items())  # refused before any merge
+
+
+def test_an_adapter_the_exact_merge_refuses_is_merged_by_peft_and_said(tiny, tmp_path, capsys):
+    from peft import LoraConfig
+
+    dora = LoraConfig(r=4, lora_alpha=8, use_dora=True, target_modules="all-linear", task_type="CAUSAL_LM")
+    result = fine_tune(tiny, keep([episode(0)], threshold=1.0), sft_args(tmp_path, max_steps=2), tmp_path / "tuned",
+                       peft_config=dora)
+    assert "merged by peft instead" in capsys.readouterr().err
+    assert "adapter" not in result and not (tmp_path / "tuned-adapter").exists()
+    assert set(_weights(tmp_path / "tuned")) == set(_weights(tiny))
 
 
 class Mixed:
