@@ -337,8 +337,8 @@ def restore_merged(adapter_dir: str | Path, save_to: str | Path, base: str | Pat
         print(f"termrl train: {base} is not the base model the adapter in {adapter_dir} was trained on (its weight "
               f"files differ from the ones {ADAPTER_META} records): the merged weights will differ too",
               file=sys.stderr, flush=True)
-    base = AutoModelForCausalLM.from_pretrained(str(base), dtype=getattr(torch, meta["dtype"]))
-    merged = merge_exactly(PeftModel.from_pretrained(base, str(adapter_dir)))
+    model = AutoModelForCausalLM.from_pretrained(str(base), dtype=getattr(torch, meta["dtype"]))
+    merged = merge_exactly(PeftModel.from_pretrained(model, str(adapter_dir)))
     merged.save_pretrained(str(save_to))
     AutoTokenizer.from_pretrained(str(adapter_dir)).save_pretrained(str(save_to))
     return parameters_digest(merged)
