@@ -29,12 +29,11 @@ SETTINGS = {
 
 
 def merge(layers: int) -> None:
-    import hashlib
-
     import torch
     from peft import LoraConfig, get_peft_model
     from transformers import Qwen2Config, Qwen2ForCausalLM
 
+    from termrl.distributed import parameters_digest
     from termrl.train.rft import merge_exactly
 
     config = Qwen2Config(vocab_size=256, hidden_size=896, intermediate_size=4864, num_hidden_layers=layers,
@@ -48,14 +47,7 @@ def merge(layers: int) -> None:
                 parameter.data = torch.randn_like(parameter) * 0.01
         return lora
 
-    def digest(state):
-        h = hashlib.sha256()
-        for key in sorted(state):
-            h.update(key.encode())
-            h.update(state[key].contiguous().view(torch.uint8).numpy().tobytes())
-        return h.hexdigest()[:12]
-
-    print(digest(merge_exactly(model()).state_dict()), digest(model().merge_and_unload().state_dict()))
+    print(parameters_digest(merge_exactly(model()))[:12], parameters_digest(model().merge_and_unload())[:12])
 
 
 def main() -> None:

@@ -222,10 +222,8 @@ def share(tree: Path) -> tuple[int, int]:
         if st.st_size < SHARE_MIN_BYTES or st.st_nlink > 1:
             added += st.st_size
             continue
-        digest = hashlib.sha256()
         with open(path, "rb") as f:
-            for block in iter(lambda: f.read(1 << 20), b""):
-                digest.update(block)
+            digest = hashlib.file_digest(f, "sha256")
         name = f"{digest.hexdigest()}-{st.st_mode & 0o7777:o}"
         obj = store / name[:2] / name
         if _link_from(obj, path):
