@@ -39,9 +39,11 @@ def running(pids, program: str) -> bool:
     return False
 
 
-def kill_all(pids, delay: float, once_running: str | None = None) -> threading.Thread:
+def kill_all(pids, delay: float, once_running: str | None = None, first=frozenset()) -> threading.Thread:
     """SIGKILL every one of ``pids()`` after ``delay`` seconds, or as soon as one of them runs
-    ``once_running``: the command is then surely in the shell, however loaded the machine."""
+    ``once_running``: the command is then surely in the shell, however loaded the machine.
+    ``first`` are killed before the others: killing a command before its shell would let a loaded
+    shell finish the line (``sleep 20; echo done``) and answer before its own kill lands."""
     def run():
         if once_running:
             end = time.monotonic() + 30
@@ -49,7 +51,7 @@ def kill_all(pids, delay: float, once_running: str | None = None) -> threading.T
                 time.sleep(0.02)
         else:
             time.sleep(delay)
-        for pid in pids():
+        for pid in [*first, *(set(pids()) - set(first))]:
             try:
                 os.kill(pid, signal.SIGKILL)
             except ProcessLookupError:
@@ -65,7 +67,7 @@ def test_an_episode_whose_sandbox_is_killed_mid_command_goes_on():
         env.reset(TASK)
         env.step(cmd("echo hello > greeting.txt; echo 0 > delay"))
         box = env.box
-        killer = kill_all(box._members, 0, once_running="sleep")
+        killer = kill_all(box._members, 0, once_running="sleep", first=sorted(box._shell_pids))
         started = time.monotonic()
         obs, _, term, trunc, _ = env.step(cmd("sleep 20; echo done"))
         killer.join()
