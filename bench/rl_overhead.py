@@ -1,22 +1,32 @@
 """What termrl adds to an RL step: bare TRL GRPO vs termrl's GRPO, side by side in one run.
 
-Both train the same model (the quickstart's tiny model after a short SFT, so that its replies
+All runs train the same model (the quickstart's tiny model after a short SFT, so that its replies
 are real actions) with the same ``GRPOConfig`` (the quickstart's: batch, group size, completion
 length, seed) for the same number of steps on the same prompts:
 
 - **bare**: ``GRPOTrainer`` with one constant reward function (nothing is run);
 - **termrl**: the quickstart's reward: every completion run as a one-action episode in a
-  sandbox, verified on the warm pool, read by the hack detectors and scored by the spec.
+  sandbox, verified on the warm pool, read by the hack detectors and scored by the spec;
+- **termrl, rewards ahead**: the same reward through ``termrl.train.ahead``'s trainer (the
+  quickstart's), which starts each completion's episode as soon as the model has finished it,
+  while the rest of the batch still generates.
 
 Each run's time is split by ``termrl.rollout.accounting.Accountant``: ``generation`` (the
 model's ``generate``), ``environment``, ``verification``, ``detection`` (inside the episodes),
 ``reward`` (the reward functions, less the episodes' phases nested in them) and ``training``
-(the rest of the step: the loss, backward and optimizer). Prints ``name=value`` lines:
+(the rest of the step: the loss, backward and optimizer). Where episodes run beside generation
+the Accountant divides each instant among the phases open then. Prints ``name=value`` lines:
 
   step_s_bare=, step_s_termrl=   wall seconds per optimizer step
   step_ratio=                    step_s_termrl / step_s_bare (goal <= 1.2)
   share_<phase>=                 the phase's share of termrl's wall time
   env_reward_share=              environment + verification + reward + detection (goal <= 0.10)
+  reward_wait_share=             the share of the step the trainer spent inside the reward functions
+  step_s_ahead=, step_ratio_ahead=, env_reward_share_ahead=, reward_wait_share_ahead=
+                                 the same with rewards ahead
+  started_during_generation=, started_after_generation=, taken_ahead=
+                                 episodes the ahead run started while the batch generated / after,
+                                 and how many of them the reward functions used
   episodes=, cached=             episodes run in sandboxes, completions answered from the cache
   episode_ms_p50=, _p90=, _p99=, _max=   an episode's wall milliseconds (stragglers hold up a step)
 
@@ -52,14 +62,20 @@ def timed_generate(model, accountant):
 
 
 class TimedReward:
-    """A TRL reward function whose calls count as the reward phase."""
+    """A TRL reward function whose calls count as the reward phase; ``waited_s`` sums their wall time."""
 
     def __init__(self, func, accountant):
         self.func, self.accountant, self.__name__ = func, accountant, func.__name__
+        self.scorer = getattr(func, "scorer", None)  # what the ahead trainer starts evaluations on
+        self.waited_s = 0.0
 
     def __call__(self, *args, **kwargs):
-        with self.accountant.phase("reward"):
-            return self.func(*args, **kwargs)
+        started = time.perf_counter()
+        try:
+            with self.accountant.phase("reward"):
+                return self.func(*args, **kwargs)
+        finally:
+            self.waited_s += time.perf_counter() - started
 
 
 def constant(prompts, completions, **kwargs):
@@ -85,8 +101,9 @@ def timed_evaluator():
     return TimedEvaluator
 
 
-def train(sft_dir: Path, out: Path, config, seeds, reward_funcs, accountant) -> float:
-    """Seconds per optimizer step of GRPO from ``sft_dir`` with ``reward_funcs``."""
+def train(sft_dir: Path, out: Path, config, seeds, reward_funcs, accountant, trainer_class=None):
+    """GRPO from ``sft_dir`` with ``reward_funcs``: (seconds per optimizer step, the share of the
+    run spent inside the reward functions, the trainer)."""
     from datasets import Dataset
     from transformers import AutoModelForCausalLM, AutoTokenizer, PrinterCallback
     from trl import GRPOTrainer
@@ -96,14 +113,16 @@ def train(sft_dir: Path, out: Path, config, seeds, reward_funcs, accountant) -> 
     tokenizer = AutoTokenizer.from_pretrained(sft_dir)
     model = AutoModelForCausalLM.from_pretrained(sft_dir)
     timed_generate(model, accountant)
-    trainer = GRPOTrainer(model=model, reward_funcs=[TimedReward(f, accountant) for f in reward_funcs],
-                          args=grpo_args(config, out), train_dataset=Dataset.from_list(grpo_rows(config, seeds)),
-                          processing_class=tokenizer)
+    funcs = [TimedReward(f, accountant) for f in reward_funcs]
+    trainer = (trainer_class or GRPOTrainer)(model=model, reward_funcs=funcs, args=grpo_args(config, out),
+                                             train_dataset=Dataset.from_list(grpo_rows(config, seeds)),
+                                             processing_class=tokenizer)
     trainer.remove_callback(PrinterCallback)
     started = time.perf_counter()
     with accountant, accountant.phase("training"):
         trainer.train()
-    return (time.perf_counter() - started) / trainer.state.global_step
+    wall = time.perf_counter() - started
+    return wall / trainer.state.global_step, sum(f.waited_s for f in funcs) / wall, trainer
 
 
 def main() -> None:
@@ -121,7 +140,9 @@ def main() -> None:
     from termrl.reward.exports.trl import trl_reward_funcs
     from termrl.reward.spec import load_spec
     from termrl.rollout.accounting import Accountant
+    from termrl.sandbox.warm import warm_sandboxes_closed
     from termrl.tasks.families import get_family
+    from termrl.train.ahead import rewards_ahead_trainer
     from termrl.train.quickstart import QuickstartConfig, build_model, train_sft
     from termrl.verify.pool import VerifierPool
 
@@ -140,24 +161,39 @@ def main() -> None:
     print(f"rl_overhead: model ready, {args.steps} GRPO steps each", file=sys.stderr, flush=True)
 
     bare = Accountant()
-    step_bare = train(work / "sft", work / "bare", config, seeds, [constant], bare)
+    step_bare, _, _ = train(work / "sft", work / "bare", config, seeds, [constant], bare)
     print(f"rl_overhead: bare {step_bare:.2f} s/step", file=sys.stderr, flush=True)
 
-    ours = Accountant()
-    with VerifierPool(workers=config.verifier_workers, static=False) as pool:
+    ours, ahead = Accountant(), Accountant()
+    with VerifierPool(workers=config.verifier_workers, static=False) as pool, warm_sandboxes_closed():
         evaluator = TimedEvaluator(config.family, pool, phase=ours.phase, warm_sandboxes=config.warm_sandboxes)
         funcs = trl_reward_funcs(load_spec(config.spec), evaluator, workers=config.verifier_workers)
-        step_ours = train(work / "sft", work / "termrl", config, seeds, funcs, ours)
+        step_ours, wait_ours, _ = train(work / "sft", work / "termrl", config, seeds, funcs, ours)
+        print(f"rl_overhead: termrl {step_ours:.2f} s/step", file=sys.stderr, flush=True)
+        # a fresh evaluator: nothing answered from the first run's cache
+        evaluator_ahead = TimedEvaluator(config.family, pool, phase=ahead.phase, warm_sandboxes=config.warm_sandboxes)
+        funcs_ahead = trl_reward_funcs(load_spec(config.spec), evaluator_ahead, workers=config.verifier_workers)
+        step_ahead, wait_ahead, trainer_ahead = train(work / "sft", work / "ahead", config, seeds, funcs_ahead,
+                                                      ahead, rewards_ahead_trainer())
+        print(f"rl_overhead: termrl, rewards ahead {step_ahead:.2f} s/step", file=sys.stderr, flush=True)
     completions = args.steps * config.prompts_per_step * config.num_generations
 
-    summary = ours.summary()
-    shares = {name: row["share"] for name, row in summary["phases"].items()}
+    shares = {name: row["share"] for name, row in ours.summary()["phases"].items()}
+    shares_ahead = {name: row["share"] for name, row in ahead.summary()["phases"].items()}
     print(f"step_s_bare={step_bare:.3f}")
     print(f"step_s_termrl={step_ours:.3f}")
     print(f"step_ratio={step_ours / step_bare:.3f}")
     for name, share in shares.items():
         print(f"share_{name}={share:.3f}")
     print(f"env_reward_share={sum(shares[p] for p in SIDE):.3f}")
+    print(f"reward_wait_share={wait_ours:.3f}")
+    print(f"step_s_ahead={step_ahead:.3f}")
+    print(f"step_ratio_ahead={step_ahead / step_bare:.3f}")
+    print(f"env_reward_share_ahead={sum(shares_ahead[p] for p in SIDE):.3f}")
+    print(f"reward_wait_share_ahead={wait_ahead:.3f}")
+    print(f"started_during_generation={trainer_ahead.rewards_ahead.during_generation}")
+    print(f"started_after_generation={trainer_ahead.rewards_ahead.after_generation}")
+    print(f"taken_ahead={funcs_ahead[0].scorer.taken_ahead}")
     print(f"bare_share_generation={bare.summary()['phases']['generation']['share']:.3f}")
     print(f"episodes={evaluator.runs}")
     spans = sorted(ms for ms, _ in evaluator.spans)

@@ -19,7 +19,8 @@
    sample passes still has signal). Episodes are single-action, since the family's tasks need
    one command: a reward function over TRL's plain completions needs no live sandbox per
    completion during generation, and identical completions of a task are verified once.
-   Multi-turn GRPO over ``TerminalEnv`` (TRL's ``environment_factory``) is
+   Each completion's episode starts as soon as the model has finished it, while the rest of
+   the batch still generates (``termrl.train.ahead``). Multi-turn GRPO over ``TerminalEnv`` (TRL's ``environment_factory``) is
    ``termrl.train.grpo``; ``termrl train`` runs it.
 4. **Held-out evaluation** of the SFT model and of the RL model on the same held-out seeds,
    through ``run_rollouts`` (``TerminalEnv`` episodes, full ``verify``) and ``summarize``,
@@ -121,6 +122,9 @@ class QuickstartConfig:
     warm_sandboxes: int = 3
     """Episode sandboxes kept started ahead (``termrl.sandbox.warm``): they start while the
     model generates, not while the reward waits."""
+    rewards_ahead: bool = True
+    """Start each completion's episode as soon as the model has finished it, while the rest of
+    the batch still generates (``termrl.train.ahead``); the rewards are the same either way."""
     # -- evaluation
     heldout_episodes: int = 500
     """Held-out seeds evaluated (one episode each), for the SFT model and for the RL model."""
@@ -369,6 +373,7 @@ def train_grpo(sft_dir: Path, out_dir: Path, config: QuickstartConfig, seeds: Se
 
     from termrl.reward.exports.trl import trl_reward_funcs
     from termrl.reward.spec import load_spec
+    from termrl.train.ahead import rewards_ahead_trainer
     from termrl.verify.pool import VerifierPool
 
     rows = grpo_rows(config, seeds)
@@ -380,8 +385,9 @@ def train_grpo(sft_dir: Path, out_dir: Path, config: QuickstartConfig, seeds: Se
     with VerifierPool(workers=config.verifier_workers, static=False) as pool, warm_sandboxes_closed():
         evaluator = SingleActionEvaluator(config.family, pool, warm_sandboxes=config.warm_sandboxes)
         funcs = trl_reward_funcs(spec, evaluator, workers=config.verifier_workers)
-        trainer = GRPOTrainer(model=model, reward_funcs=funcs, args=args, train_dataset=Dataset.from_list(rows),
-                              processing_class=tokenizer, callbacks=[_progress("GRPO", say, ("reward",))])
+        trainer_class = rewards_ahead_trainer() if config.rewards_ahead else GRPOTrainer
+        trainer = trainer_class(model=model, reward_funcs=funcs, args=args, train_dataset=Dataset.from_list(rows),
+                                processing_class=tokenizer, callbacks=[_progress("GRPO", say, ("reward",))])
         trainer.remove_callback(PrinterCallback)
         trainer.train()
     trainer.save_model(str(out_dir))
@@ -391,6 +397,7 @@ def train_grpo(sft_dir: Path, out_dir: Path, config: QuickstartConfig, seeds: Se
     tenth = max(1, len(rewards) // 10)
     return {"steps": trainer.state.global_step, "completions": trainer.state.global_step * batch,
             "sandbox_episodes": evaluator.runs, "unverified": funcs[0].scorer.unverified,
+            "evaluations_taken_ahead": funcs[0].scorer.taken_ahead,
             "reward_first_tenth": _mean(rewards[:tenth]), "reward_last_tenth": _mean(rewards[-tenth:])}
 
 

@@ -180,6 +180,8 @@ def test_small_quickstart_runs_end_to_end(tmp_path):
     assert report["heldout_errors"] == {"sft": 0, "rl": 0}
     assert report["sft"]["steps"] == 4 and report["grpo"]["steps"] == 2
     assert report["grpo"]["completions"] == 2 * 2 * 2 and report["grpo"]["unverified"] == 0
+    # every completion's episode was started before TRL asked for the rewards (termrl.train.ahead)
+    assert report["grpo"]["evaluations_taken_ahead"] == 2 * 2 * 2
     assert report["model"]["parameters"] > 0 and report["config"]["hidden_size"] == 32
     assert set(report["timings"]) >= {"build_s", "sft_s", "sft_eval_s", "grpo_s", "rl_eval_s", "total_s"}
     saved = json.loads((tmp_path / "qs" / "quickstart.json").read_text())

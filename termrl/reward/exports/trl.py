@@ -33,13 +33,20 @@ Each completion is evaluated once per batch although TRL calls N functions: the
 first function evaluates the batch and the others reuse it (a small cache keyed
 by the batch). Group terms see ``(length, passed)`` of the verified completions
 of the same prompt in the batch; lengths are ``len(completion_ids[i])``.
+
+A completion's evaluation can start before TRL asks for the batch's rewards:
+``funcs[0].scorer.start(prompt, completion, row)`` runs it in the background, and the
+reward call takes that result for the same prompt, completion text and row instead of
+evaluating again (``termrl.train.ahead`` starts each completion as soon as the model
+has finished it, while the rest of the batch still generates).
 """
 
 from __future__ import annotations
 
-from collections import OrderedDict
+import threading
+from collections import OrderedDict, deque
 from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
 from termrl.episode import score_batch
@@ -51,6 +58,12 @@ Evaluate = Callable[[Any, str, dict], "tuple[Evidence | None, Sequence[Finding]]
 
 NOT_COLUMNS = frozenset({"trainer_state", "log_extra", "log_metric", "environments", "completion_ids"})
 """Keyword arguments TRL passes that are not dataset columns."""
+
+
+def reward_row(example: Mapping[str, Any]) -> dict:
+    """The row ``evaluate`` sees for one of TRL's batch ``inputs``: its dataset columns but the
+    prompt and completion (TRL passes those apart)."""
+    return {k: v for k, v in example.items() if k not in NOT_COLUMNS and k not in ("prompt", "completion")}
 
 
 def completion_text(completion: Any) -> str:
@@ -111,9 +124,57 @@ class _BatchScorer:
         """How many completions ``evaluate`` was called on, in all (for tests and logs)."""
         self.unverified = 0
         """How many of them could not be verified (reward None): counted apart from failures."""
+        self.taken_ahead = 0
+        """Of the completions scored, how many took an evaluation started ahead (``start``)."""
+        self._ahead: dict[tuple, deque[Future]] = {}
+        self._ahead_lock = threading.Lock()
+        self._ahead_pool: ThreadPoolExecutor | None = None
 
-    def __getstate__(self):  # the cache never travels to another process
-        return {**self.__dict__, "_cache": OrderedDict()}
+    def __getstate__(self):  # neither the cache nor the evaluations started ahead travel to another process
+        state = {**self.__dict__, "_cache": OrderedDict(), "_ahead": {}, "_ahead_pool": None}
+        del state["_ahead_lock"]
+        return state
+
+    def __setstate__(self, state):
+        self.__dict__.update(state, _ahead_lock=threading.Lock())
+
+    def start(self, prompt, completion, row: dict) -> None:
+        """Start evaluating one completion now, in one of ``workers`` background threads.
+
+        The batch's reward call takes the result for the same prompt, completion text and row
+        (one started evaluation per occurrence: a completion sampled twice is evaluated twice,
+        as without ``start``) and evaluates only what was not started. An exception ``evaluate``
+        raised is raised there."""
+        text = completion_text(completion)
+        key = (repr(prompt), text, repr(row))
+        with self._ahead_lock:
+            if self._ahead_pool is None:
+                self._ahead_pool = ThreadPoolExecutor(self.workers, thread_name_prefix="termrl-reward-ahead")
+            self.evaluations += 1
+            self._ahead.setdefault(key, deque()).append(self._ahead_pool.submit(self._evaluate, prompt, text, row))
+
+    def forget_started(self) -> None:
+        """Drop the evaluations started ahead that no reward call took (they still finish)."""
+        with self._ahead_lock:
+            self._ahead.clear()
+
+    def close(self) -> None:
+        """Wait for the evaluations started ahead and stop their threads; ``start`` opens new ones."""
+        with self._ahead_lock:
+            pool, self._ahead_pool = self._ahead_pool, None
+            self._ahead.clear()
+        if pool is not None:
+            pool.shutdown(wait=True)
+
+    def _take(self, prompt, text: str, row: dict) -> Future | None:
+        with self._ahead_lock:
+            started = self._ahead.get((repr(prompt), text, repr(row)))
+            if not started:
+                return None
+            future = started.popleft()
+            if not started:
+                del self._ahead[repr(prompt), text, repr(row)]
+            return future
 
     def rewards(self, prompts: list, completions: list, kwargs: Mapping[str, Any]) -> list[Reward]:
         n = len(completions)
@@ -141,12 +202,19 @@ class _BatchScorer:
         return entry["rewards"][progress, lengths]
 
     def _evaluate_all(self, prompts: list, texts: list[str], rows: list[dict]) -> list[tuple]:
-        self.evaluations += len(texts)
-        if self.workers > 1 and len(texts) > 1:
+        started = [self._take(p, t, r) for p, t, r in zip(prompts, texts, rows, strict=True)]
+        todo = [i for i, future in enumerate(started) if future is None]
+        self.taken_ahead += len(texts) - len(todo)
+        self.evaluations += len(todo)
+        args = [(prompts[i], texts[i], rows[i]) for i in todo]
+        if self.workers > 1 and len(todo) > 1:
             # each evaluation opens, uses and closes its sandbox within one thread
-            with ThreadPoolExecutor(min(self.workers, len(texts))) as pool:
-                return list(pool.map(self._evaluate, prompts, texts, rows))
-        return [self._evaluate(p, t, r) for p, t, r in zip(prompts, texts, rows, strict=True)]
+            with ThreadPoolExecutor(min(self.workers, len(todo))) as pool:
+                fresh = list(pool.map(self._evaluate, *zip(*args, strict=True)))
+        else:
+            fresh = [self._evaluate(*a) for a in args]
+        results = dict(zip(todo, fresh, strict=True))
+        return [results[i] if future is None else future.result() for i, future in enumerate(started)]
 
     def _evaluate(self, prompt, text: str, row: dict) -> tuple[Evidence | None, tuple[Finding, ...]]:
         evidence, findings = self.evaluate(prompt, text, row)
@@ -182,8 +250,8 @@ def trl_reward_funcs(spec, evaluate: Evaluate, workers: int = 1, cache_size: int
     e.g. ``code_task_evaluator(tasks)``; its exceptions propagate (a missing
     column is a bug to fix, not a reward). ``workers``: completions of a batch
     evaluated at once, in threads (``evaluate`` must be thread-safe; the code
-    evaluator is). ``cache_size``: batches kept evaluated. ``prefix``: put before each component name in ``__name__``, so
-    TRL logs ``rewards/termrl/outcome/mean``.
+    evaluator is). ``cache_size``: batches kept evaluated. ``prefix``: put before each
+    component name in ``__name__``, so TRL logs ``rewards/termrl/outcome/mean``.
     """
     if isinstance(spec, str):
         from termrl.reward.spec import load_spec
@@ -196,4 +264,4 @@ def trl_reward_funcs(spec, evaluate: Evaluate, workers: int = 1, cache_size: int
 
 
 __all__ = ["ComponentReward", "as_outcome", "code_task_evaluator", "completion_text",
-           "component_contribution", "training_progress", "trl_reward_funcs"]
+           "component_contribution", "reward_row", "training_progress", "trl_reward_funcs"]
