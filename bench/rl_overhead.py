@@ -31,6 +31,7 @@ the Accountant divides each instant among the phases open then. Prints ``name=va
   episode_ms_p50=, _p90=, _p99=, _max=   an episode's wall milliseconds (stragglers hold up a step)
 
 Usage: python bench/rl_overhead.py [--steps 10] [--sft-steps 100] [--verifier-workers N] [--warm-sandboxes N]
+       [--ahead-first]
 """
 
 from __future__ import annotations
@@ -133,6 +134,8 @@ def main() -> None:
                     help="Warm verifiers and reward threads (default: the quickstart's, 3).")
     ap.add_argument("--warm-sandboxes", type=int, default=None,
                     help="Episode sandboxes started ahead (default: the quickstart's, 3; 0: none).")
+    ap.add_argument("--ahead-first", action="store_true",
+                    help="Run termrl with rewards ahead before termrl without (the default is after).")
     args = ap.parse_args()
 
     import torch
@@ -166,16 +169,26 @@ def main() -> None:
 
     ours, ahead = Accountant(), Accountant()
     with VerifierPool(workers=config.verifier_workers, static=False) as pool, warm_sandboxes_closed():
+        # each run its own evaluator: nothing is answered from the other run's cache
         evaluator = TimedEvaluator(config.family, pool, phase=ours.phase, warm_sandboxes=config.warm_sandboxes)
         funcs = trl_reward_funcs(load_spec(config.spec), evaluator, workers=config.verifier_workers)
-        step_ours, wait_ours, _ = train(work / "sft", work / "termrl", config, seeds, funcs, ours)
-        print(f"rl_overhead: termrl {step_ours:.2f} s/step", file=sys.stderr, flush=True)
-        # a fresh evaluator: nothing answered from the first run's cache
         evaluator_ahead = TimedEvaluator(config.family, pool, phase=ahead.phase, warm_sandboxes=config.warm_sandboxes)
         funcs_ahead = trl_reward_funcs(load_spec(config.spec), evaluator_ahead, workers=config.verifier_workers)
-        step_ahead, wait_ahead, trainer_ahead = train(work / "sft", work / "ahead", config, seeds, funcs_ahead,
-                                                      ahead, rewards_ahead_trainer())
-        print(f"rl_overhead: termrl, rewards ahead {step_ahead:.2f} s/step", file=sys.stderr, flush=True)
+
+        def plain():
+            return train(work / "sft", work / "termrl", config, seeds, funcs, ours)
+
+        def with_ahead():
+            return train(work / "sft", work / "ahead", config, seeds, funcs_ahead, ahead, rewards_ahead_trainer())
+
+        for name, run in ((("rewards ahead", with_ahead), ("termrl", plain)) if args.ahead_first
+                          else (("termrl", plain), ("rewards ahead", with_ahead))):
+            result = run()
+            if run is plain:
+                step_ours, wait_ours, _ = result
+            else:
+                step_ahead, wait_ahead, trainer_ahead = result
+            print(f"rl_overhead: {name} {result[0]:.2f} s/step", file=sys.stderr, flush=True)
     completions = args.steps * config.prompts_per_step * config.num_generations
 
     shares = {name: row["share"] for name, row in ours.summary()["phases"].items()}

@@ -13,7 +13,8 @@ termrl writes only what TRL cannot do: the environment adapter
 view per spec component, ``termrl.train.grpo_rewards``), the count of zero-variance
 groups, and tool calls run for all rollouts at once (TRL runs them one rollout after
 another; with ``workers`` above 1 the trainer, TRL's with its tool loop wrapped in
-``ToolCallsAhead``, runs up to ``workers`` rollouts' calls at a time). The rest is TRL's:
+``ToolCallsAhead``, runs up to ``workers`` rollouts' calls at a time, and finishes the
+episode of a rollout that stopped calling tools while the others go on). The rest is TRL's:
 
 - Environment tokens are masked out of the loss by TRL's tool loop: the tokens of tool
   results get 0 in its ``tool_mask`` and the loss mask is ``completion_mask * tool_mask``.
@@ -149,11 +150,19 @@ def _trainer_class():
     class TermrlGRPOTrainer(GRPOTrainer):
         tool_workers = 1
         """Rollouts whose tool calls run at once (1: one after another, as in TRL)."""
+        finish_ahead = True
+        """Finish a rollout's episode as soon as it stops calling tools (with ``tool_workers`` > 1)."""
+        episodes_finished_ahead = 0
+        """Episodes finished while other rollouts of their batch still called tools (``ToolCallsAhead``)."""
 
         def _tool_call_loop(self, prompts, prompt_ids, completion_ids, completions, *args, **kwargs):
-            with ToolCallsAhead(self.environments, self._sync_tool_dicts, self._async_tool_dicts, completions,
-                                self.tool_workers):
-                return super()._tool_call_loop(prompts, prompt_ids, completion_ids, completions, *args, **kwargs)
+            ahead = ToolCallsAhead(self.environments, self._sync_tool_dicts, self._async_tool_dicts, completions,
+                                   self.tool_workers, self.finish_ahead)
+            try:
+                with ahead:
+                    return super()._tool_call_loop(prompts, prompt_ids, completion_ids, completions, *args, **kwargs)
+            finally:
+                self.episodes_finished_ahead += ahead.finished
 
     return TermrlGRPOTrainer
 

@@ -89,6 +89,7 @@ class TerminalToolEnv:
         """A number unique in this process per episode: the scorer's batches are keyed on it."""
         self._failed_reset: Outcome | None = None
         self._tool_calls = 0
+        self._finish_lock = threading.Lock()
         self._ahead_of: ToolCallsAhead | None = None
         self._ahead: deque[Future] = deque()
         """Calls run ahead of TRL for this rollout (``ToolCallsAhead``), oldest first: (action, result)."""
@@ -169,13 +170,15 @@ class TerminalToolEnv:
                               "Further tool calls are not run.]")
 
     def _finish(self) -> Outcome:
-        """``episode_outcome``: finish the episode once (a submission if it still runs)."""
-        if self._failed_reset is None and self.env.task is None:
-            raise RuntimeError("no episode to finish: TRL resets every environment before generating")
-        if self.outcome is None:
-            self.env.step(Action(ActionKind.SUBMIT))  # the model replied without a tool call
-        self._close()
-        return self.outcome
+        """``episode_outcome``: finish the episode once (a submission if it still runs); a second
+        caller, in another thread (``ToolCallsAhead`` finishes episodes ahead), waits for the first."""
+        with self._finish_lock:
+            if self._failed_reset is None and self.env.task is None:
+                raise RuntimeError("no episode to finish: TRL resets every environment before generating")
+            if self.outcome is None:
+                self.env.step(Action(ActionKind.SUBMIT))  # the model replied without a tool call
+            self._close()
+            return self.outcome
 
     @property
     def outcome(self) -> Outcome | None:
@@ -240,21 +243,37 @@ class ToolCallsAhead:
     Exactly the calls TRL's loop makes are run ahead: a ``function`` call that names a tool of
     the rollout's environment and whose arguments bind to it (TRL refuses the others before they
     reach the environment). A reply that also calls anything else (a standalone or async tool)
-    is left to TRL, in TRL's order. With ``workers`` 1, or one rollout, nothing runs ahead."""
+    is left to TRL, in TRL's order. With ``workers`` 1, or one rollout, nothing runs ahead.
+
+    A rollout whose last reply calls no tool is over: TRL's loop never calls its tools again.
+    Its episode is finished (submitted, verified, read by the detectors: ``episode_outcome``) in
+    up to ``workers`` threads of their own while the other rollouts go on calling tools and
+    generating, instead of after the whole batch; ``finished`` counts them (``finish=False``: none is). The scorer's own
+    ``episode_outcome`` then waits for that finish and reads the same outcome. The block's end
+    waits for every call and finish it started."""
 
     def __init__(self, environments: Sequence[TerminalToolEnv] | None, tool_dicts: Sequence[Mapping],
-                 async_tool_dicts: Sequence[Mapping], completions: Sequence[list], workers: int):
+                 async_tool_dicts: Sequence[Mapping], completions: Sequence[list], workers: int,
+                 finish: bool = True):
         self.environments = list(environments or ())
         self.tool_dicts, self.async_tool_dicts = tool_dicts, async_tool_dicts
-        self.completions, self.workers = completions, workers
+        self.completions, self.workers, self.finish = completions, workers, finish
         self._started: dict[int, dict] = {}
         """id -> reply whose calls were started (held, so that no id is reused while the loop runs)."""
+        self._finishing: set[int] = set()
+        """Rollouts whose episode was handed to a thread to finish."""
+        self.finished = 0
+        """Episodes finished ahead: their rollouts were over while others still called tools."""
         self._lock = threading.Lock()
         self._pool: ThreadPoolExecutor | None = None
+        self._finisher: ThreadPoolExecutor | None = None
+        """Threads of their own for the finishes, so that no call TRL waits for queues behind one."""
 
     def __enter__(self) -> ToolCallsAhead:
         if self.workers > 1 and len(self.environments) > 1:
             self._pool = ThreadPoolExecutor(self.workers, thread_name_prefix="termrl-tools")
+            if self.finish:
+                self._finisher = ThreadPoolExecutor(self.workers, thread_name_prefix="termrl-finish")
             for env in self.environments:
                 env._ahead_of = self
         return self
@@ -263,19 +282,26 @@ class ToolCallsAhead:
         if self._pool is None:
             return
         self._pool.shutdown(wait=True)
+        if self._finisher is not None:
+            self._finisher.shutdown(wait=True)
         for env in self.environments:
             env._ahead_of = None
             env._ahead.clear()
 
     def start(self) -> None:
-        """Start the calls of every rollout whose last reply holds calls not started yet."""
+        """Start the calls of every rollout whose last reply holds calls not started yet, and
+        finish the episode of every rollout whose last reply calls no tool."""
         with self._lock:
-            for env, tools, async_tools, messages in zip(self.environments, self.tool_dicts,
-                                                         self.async_tool_dicts, self.completions):
+            for i, (env, tools, async_tools, messages) in enumerate(zip(self.environments, self.tool_dicts,
+                                                                        self.async_tool_dicts, self.completions)):
                 reply = messages[-1] if messages else None
                 if not isinstance(reply, dict) or reply.get("role") != "assistant" or id(reply) in self._started:
                     continue
-                if not reply.get("tool_calls"):
+                if not reply.get("tool_calls"):  # over: TRL's loop leaves it out from now on
+                    if self.finish and i not in self._finishing:
+                        self._finishing.add(i)
+                        self.finished += 1
+                        self._finisher.submit(episode_outcome, env)
                     continue
                 self._started[id(reply)] = reply
                 calls = _calls_of(env, tools, async_tools, reply["tool_calls"])

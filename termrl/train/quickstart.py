@@ -20,8 +20,8 @@
    one command: a reward function over TRL's plain completions needs no live sandbox per
    completion during generation, and identical completions of a task are verified once.
    Each completion's episode starts as soon as the model has finished it, while the rest of
-   the batch still generates (``termrl.train.ahead``). Multi-turn GRPO over ``TerminalEnv`` (TRL's ``environment_factory``) is
-   ``termrl.train.grpo``; ``termrl train`` runs it.
+   the batch still generates (``termrl.train.ahead``). Multi-turn GRPO over ``TerminalEnv``
+   (TRL's ``environment_factory``) is ``termrl.train.grpo``; ``termrl train`` runs it.
 4. **Held-out evaluation** of the SFT model and of the RL model on the same held-out seeds,
    through ``run_rollouts`` (``TerminalEnv`` episodes, full ``verify``) and ``summarize``,
    sampled at the temperature GRPO trained with: pass@1 of one sample per seed.

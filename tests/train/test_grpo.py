@@ -408,13 +408,17 @@ AHEAD_SCRIPTS = {"Write the word hello": [
 
 
 def run_ahead_batch(tiny, tmp_path, monkeypatch, workers: int):
-    """One GRPO step of 4 scripted rollouts; what TRL handed the loss, and each call the environments
-    ran: (episode, action, start, end)."""
+    """One GRPO step of 4 scripted rollouts; what TRL handed the loss, each call the environments
+    ran: (episode, action, start, end), each episode's finish (episode, "finish", start, end,
+    thread) and the end of TRL's tool loop (None, "loop", end, end)."""
+    import threading
     import time
+
+    from termrl.train.grpo import _trainer_class
 
     batches = capture_batches(monkeypatch)
     ran: list[tuple] = []
-    original = TerminalToolEnv._run
+    original, finish = TerminalToolEnv._run, TerminalToolEnv._finish
 
     def timed(self, action):
         start = time.monotonic()
@@ -423,9 +427,28 @@ def run_ahead_batch(tiny, tmp_path, monkeypatch, workers: int):
         finally:
             ran.append((self.episode, action.to_dict(), start, time.monotonic()))
 
+    def timed_finish(self):
+        start, first = time.monotonic(), self.outcome is None or self.env.box is not None
+        try:
+            return finish(self)
+        finally:
+            if first:
+                ran.append((self.episode, "finish", start, time.monotonic(), threading.current_thread().name))
+
+    trainer_class = _trainer_class()
+    loop = trainer_class._tool_call_loop
+
+    def timed_loop(self, *args, **kwargs):
+        try:
+            return loop(self, *args, **kwargs)
+        finally:
+            ran.append((None, "loop", time.monotonic(), time.monotonic()))
+
     monkeypatch.setattr(TerminalToolEnv, "_run", timed)
+    monkeypatch.setattr(TerminalToolEnv, "_finish", timed_finish)
+    monkeypatch.setattr(trainer_class, "_tool_call_loop", timed_loop)
     model, tokenizer = load(tiny, AHEAD_SCRIPTS)
-    train_grpo(model, tokenizer, [HELLO], "coderl", config(
+    trainer = train_grpo(model, tokenizer, [HELLO], "coderl", config(
         tmp_path / str(workers), max_steps=1, per_device_train_batch_size=4, num_generations=4,
         max_completion_length=1024), env_config=CONFIG, workers=workers)
     monkeypatch.undo()
@@ -433,14 +456,21 @@ def run_ahead_batch(tiny, tmp_path, monkeypatch, workers: int):
     for i in range(batches[0]["completion_ids"].size(0)):
         ids, keep = batches[0]["completion_ids"][i], batches[0]["completion_mask"][i].bool()
         responses.append(tokenizer.decode(ids[keep & ~batches[0]["tool_mask"][i].bool()]))
-    return responses, ran, batches[0]["advantages"]
+    return responses, ran, batches[0]["advantages"], trainer
 
 
 @pytest.mark.sandbox
 def test_the_rollouts_tool_calls_run_at_once_and_give_trl_what_one_after_another_gives(tiny, tmp_path,
                                                                                       monkeypatch):
-    serial, ran_serial, adv_serial = run_ahead_batch(tiny, tmp_path, monkeypatch, workers=1)
-    ahead, ran_ahead, adv_ahead = run_ahead_batch(tiny, tmp_path, monkeypatch, workers=4)
+    serial, ran_serial, adv_serial, trainer_serial = run_ahead_batch(tiny, tmp_path, monkeypatch, workers=1)
+    ahead, ran_ahead, adv_ahead, trainer_ahead = run_ahead_batch(tiny, tmp_path, monkeypatch, workers=4)
+    finishes = {name: [r for r in ran if r[1] == "finish"] for name, ran in (("serial", ran_serial),
+                                                                          ("ahead", ran_ahead))}
+    loop_end = {name: [r[2] for r in ran if r[1] == "loop"] for name, ran in (("serial", ran_serial),
+                                                                              ("ahead", ran_ahead))}
+    assert [len(f) for f in finishes.values()] == [4, 4]  # every episode finished once either way
+    assert [len(e) for e in loop_end.values()] == [1, 1]
+    ran_serial, ran_ahead = ([r for r in ran if r[1] not in ("finish", "loop")] for ran in (ran_serial, ran_ahead))
 
     # what TRL masks in as tool results, and so the rewards, are the same either way
     assert ahead == serial
@@ -461,6 +491,13 @@ def test_the_rollouts_tool_calls_run_at_once_and_give_trl_what_one_after_another
 
     assert overlapping(ran_serial) == 0
     assert overlapping(ran_ahead) >= 3  # the four first calls, the second round's three
+
+    # a rollout that stopped calling tools is finished while the others still call: the third after
+    # round 1, the first and fourth after round 2; the second calls tools until the loop's end
+    assert trainer_serial.episodes_finished_ahead == 0 and trainer_ahead.episodes_finished_ahead == 3
+    inside = [f for f in finishes["ahead"] if f[3] < loop_end["ahead"][0]]
+    assert len(inside) == 3 and all(f[4].startswith("termrl-finish") for f in inside)
+    assert all(f[2] > loop_end["serial"][0] for f in finishes["serial"])  # TRL's order: all after the loop
     assert not leftover_sandboxes()
 
 
