@@ -31,7 +31,11 @@ the Accountant divides each instant among the phases open then. Prints ``name=va
   episode_ms_p50=, _p90=, _p99=, _max=   an episode's wall milliseconds (stragglers hold up a step)
 
 Usage: python bench/rl_overhead.py [--steps 10] [--sft-steps 100] [--verifier-workers N] [--warm-sandboxes N]
-       [--ahead-first]
+       [--ahead-first] [--model DIR [--dtype bfloat16] [--lora R]] [--torch-threads N]
+       [--prompts-per-step N] [--num-generations N] [--max-completion-tokens N]
+
+``--model`` trains a real pretrained model (e.g. Qwen2.5-Coder-0.5B-Instruct) instead of the tiny
+one, with no SFT first: the same three runs, to see the side's share where generation is real.
 """
 
 from __future__ import annotations
@@ -102,9 +106,12 @@ def timed_evaluator():
     return TimedEvaluator
 
 
-def train(sft_dir: Path, out: Path, config, seeds, reward_funcs, accountant, trainer_class=None):
+def train(sft_dir: Path, out: Path, config, seeds, reward_funcs, accountant, trainer_class=None,
+          dtype: str = "float32", lora: int = 0):
     """GRPO from ``sft_dir`` with ``reward_funcs``: (seconds per optimizer step, the share of the
-    run spent inside the reward functions, the trainer)."""
+    run spent inside the reward functions, the trainer). ``lora``: the rank of a LoRA adapter on
+    every linear layer (0: full fine-tuning)."""
+    import torch
     from datasets import Dataset
     from transformers import AutoModelForCausalLM, AutoTokenizer, PrinterCallback
     from trl import GRPOTrainer
@@ -112,12 +119,17 @@ def train(sft_dir: Path, out: Path, config, seeds, reward_funcs, accountant, tra
     from termrl.train.quickstart import grpo_args, grpo_rows
 
     tokenizer = AutoTokenizer.from_pretrained(sft_dir)
-    model = AutoModelForCausalLM.from_pretrained(sft_dir)
+    model = AutoModelForCausalLM.from_pretrained(sft_dir, dtype=getattr(torch, dtype))
     timed_generate(model, accountant)
     funcs = [TimedReward(f, accountant) for f in reward_funcs]
+    peft_config = None
+    if lora:
+        from peft import LoraConfig
+
+        peft_config = LoraConfig(r=lora, lora_alpha=2 * lora, target_modules="all-linear", task_type="CAUSAL_LM")
     trainer = (trainer_class or GRPOTrainer)(model=model, reward_funcs=funcs, args=grpo_args(config, out),
                                              train_dataset=Dataset.from_list(grpo_rows(config, seeds)),
-                                             processing_class=tokenizer)
+                                             processing_class=tokenizer, peft_config=peft_config)
     trainer.remove_callback(PrinterCallback)
     started = time.perf_counter()
     with accountant, accountant.phase("training"):
@@ -136,7 +148,20 @@ def main() -> None:
                     help="Episode sandboxes started ahead (default: the quickstart's, 3; 0: none).")
     ap.add_argument("--ahead-first", action="store_true",
                     help="Run termrl with rewards ahead before termrl without (the default is after).")
+    ap.add_argument("--model", type=Path, default=None,
+                    help="A pretrained causal LM directory to train instead of the tiny model (no SFT).")
+    ap.add_argument("--dtype", default="float32", help="The model's dtype: float32 or bfloat16.")
+    ap.add_argument("--lora", type=int, default=0, help="LoRA rank on every linear layer (0: full fine-tuning).")
+    ap.add_argument("--torch-threads", type=int, default=None, help="CPU threads (default: the quickstart's, 1).")
+    ap.add_argument("--prompts-per-step", type=int, default=None, help="Tasks per step (default: 4).")
+    ap.add_argument("--num-generations", type=int, default=None, help="Completions per task (default: 8).")
+    ap.add_argument("--max-completion-tokens", type=int, default=None, help="Longest completion (default: 64).")
     args = ap.parse_args()
+    if args.model is not None and not (args.model / "config.json").is_file():
+        ap.error(f"--model {args.model}: no config.json there; give a Hugging Face model directory "
+                 "(e.g. ../shared/tools/qwen2.5-coder-0.5b.sh builds one)")
+    if args.dtype not in ("float32", "bfloat16"):
+        ap.error(f"--dtype {args.dtype}: use float32 or bfloat16")
 
     import torch
 
@@ -150,21 +175,28 @@ def main() -> None:
     from termrl.verify.pool import VerifierPool
 
     TimedEvaluator = timed_evaluator()
+    overrides = {"verifier_workers": args.verifier_workers, "warm_sandboxes": args.warm_sandboxes,
+                 "torch_threads": args.torch_threads, "prompts_per_step": args.prompts_per_step,
+                 "num_generations": args.num_generations, "max_completion_tokens": args.max_completion_tokens}
     config = QuickstartConfig(grpo_steps=args.steps, sft_steps=args.sft_steps,
-                              **({"verifier_workers": args.verifier_workers} if args.verifier_workers else {}),
-                              **({"warm_sandboxes": args.warm_sandboxes} if args.warm_sandboxes is not None else {}))
+                              **{k: v for k, v in overrides.items() if v is not None})
     torch.set_num_threads(config.torch_threads)
     family = get_family(config.family)
     start = family.train_seeds.start
     sft_seeds = range(start, start + config.sft_examples)
     seeds = range(sft_seeds.stop, sft_seeds.stop + args.steps * config.prompts_per_step)
     work = Path(tempfile.mkdtemp(prefix="termrl-rl-overhead-"))
-    build_model(work / "init", config)
-    train_sft(work / "init", work / "sft", config, sft_seeds, say=lambda m: None)
+    if args.model is not None:
+        model_dir = args.model
+    else:
+        model_dir = work / "sft"
+        build_model(work / "init", config)
+        train_sft(work / "init", model_dir, config, sft_seeds, say=lambda m: None)
     print(f"rl_overhead: model ready, {args.steps} GRPO steps each", file=sys.stderr, flush=True)
+    options = {"dtype": args.dtype, "lora": args.lora}
 
     bare = Accountant()
-    step_bare, _, _ = train(work / "sft", work / "bare", config, seeds, [constant], bare)
+    step_bare, _, _ = train(model_dir, work / "bare", config, seeds, [constant], bare, **options)
     print(f"rl_overhead: bare {step_bare:.2f} s/step", file=sys.stderr, flush=True)
 
     ours, ahead = Accountant(), Accountant()
@@ -176,10 +208,11 @@ def main() -> None:
         funcs_ahead = trl_reward_funcs(load_spec(config.spec), evaluator_ahead, workers=config.verifier_workers)
 
         def plain():
-            return train(work / "sft", work / "termrl", config, seeds, funcs, ours)
+            return train(model_dir, work / "termrl", config, seeds, funcs, ours, **options)
 
         def with_ahead():
-            return train(work / "sft", work / "ahead", config, seeds, funcs_ahead, ahead, rewards_ahead_trainer())
+            return train(model_dir, work / "ahead", config, seeds, funcs_ahead, ahead, rewards_ahead_trainer(),
+                         **options)
 
         for name, run in ((("rewards ahead", with_ahead), ("termrl", plain)) if args.ahead_first
                           else (("termrl", plain), ("rewards ahead", with_ahead))):
@@ -217,6 +250,7 @@ def main() -> None:
         print(f"rl_overhead: slowest episodes: {ms:.0f} ms: {completion!r}", file=sys.stderr)
     print(f"cached={completions - evaluator.runs}")
     print(f"config={dataclasses.asdict(config) | {'system_prompt': '...'}}")
+    print(f"model={args.model or 'tiny (quickstart)'} dtype={args.dtype} lora={args.lora}")
 
 
 if __name__ == "__main__":
