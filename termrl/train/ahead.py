@@ -98,18 +98,13 @@ def generate_with(model, criterion) -> Iterator[None]:
 @functools.cache
 def rewards_ahead_trainer():
     """TRL's ``GRPOTrainer`` with each completion's evaluation started as soon as it is finished."""
+    import transformers
     from packaging.version import Version
     from trl import GRPOTrainer
-
-    return _with_rewards_ahead(GRPOTrainer, Version)
-
-
-def _with_rewards_ahead(base, Version):
-    import transformers
     from trl.chat_template_utils import parse_response
     from trl.data_utils import is_conversational
 
-    class RewardsAheadGRPOTrainer(base):
+    class RewardsAheadGRPOTrainer(GRPOTrainer):
         def __init__(self, *args, **kwargs):
             super().__init__(*args, **kwargs)
             self.rewards_ahead = AheadCounts()
@@ -118,8 +113,12 @@ def _with_rewards_ahead(base, Version):
             self._ahead_started: set[int] = set()
 
         def _scorers(self) -> list:
-            scorers = {id(s): s for f in self.reward_funcs if callable(getattr(s := getattr(f, "scorer", None),
-                                                                               "start", None))}
+            """The reward functions' scorers that can start an evaluation (``trl_reward_funcs``'), once each."""
+            scorers = {}
+            for func in self.reward_funcs:
+                scorer = getattr(func, "scorer", None)
+                if callable(getattr(scorer, "start", None)):
+                    scorers[id(scorer)] = scorer
             return list(scorers.values())
 
         def train(self, *args, **kwargs):
