@@ -248,9 +248,9 @@ class ToolCallsAhead:
     A rollout whose last reply calls no tool is over: TRL's loop never calls its tools again.
     Its episode is finished (submitted, verified, read by the detectors: ``episode_outcome``) in
     up to ``workers`` threads of their own while the other rollouts go on calling tools and
-    generating, instead of after the whole batch; ``finished`` counts them (``finish=False``: none is). The scorer's own
-    ``episode_outcome`` then waits for that finish and reads the same outcome. The block's end
-    waits for every call and finish it started."""
+    generating, instead of after the whole batch; ``finished`` counts them (with
+    ``finish=False`` none is). The scorer's own ``episode_outcome`` then waits for that finish
+    and reads the same outcome. The block's end waits for every call and finish it started."""
 
     def __init__(self, environments: Sequence[TerminalToolEnv] | None, tool_dicts: Sequence[Mapping],
                  async_tool_dicts: Sequence[Mapping], completions: Sequence[list], workers: int,

@@ -167,13 +167,15 @@ class _BatchScorer:
             pool.shutdown(wait=True)
 
     def _take(self, prompt, text: str, row: dict) -> Future | None:
+        """The oldest evaluation started for this prompt, completion text and row, or None."""
+        key = (repr(prompt), text, repr(row))
         with self._ahead_lock:
-            started = self._ahead.get((repr(prompt), text, repr(row)))
+            started = self._ahead.get(key)
             if not started:
                 return None
             future = started.popleft()
             if not started:
-                del self._ahead[repr(prompt), text, repr(row)]
+                del self._ahead[key]
             return future
 
     def rewards(self, prompts: list, completions: list, kwargs: Mapping[str, Any]) -> list[Reward]:
