@@ -56,19 +56,21 @@ class FinishedRows:
 
     def __init__(self, prompt_length: int, eos_ids: list[int], on_finished: Callable[[int, list[int]], None]):
         self.prompt_length, self.eos_ids, self.on_finished = prompt_length, eos_ids, on_finished
-        self._done = None
+        self._done = self._eos = self._never = None
 
     def __call__(self, input_ids, scores, **kwargs):
         import torch
 
-        if self._done is None:
+        if self._done is None:  # once per generation, on the batch's device
             self._done = torch.zeros(input_ids.shape[0], dtype=torch.bool, device=input_ids.device)
-        finished = torch.isin(input_ids[:, -1], torch.tensor(self.eos_ids, device=input_ids.device)) & ~self._done
+            self._never = torch.zeros_like(self._done)
+            self._eos = torch.tensor(self.eos_ids, device=input_ids.device)
+        finished = torch.isin(input_ids[:, -1], self._eos) & ~self._done
         if finished.any():
             self._done |= finished
             for row in finished.nonzero().flatten().tolist():
                 self.on_finished(row, input_ids[row, self.prompt_length:].tolist())
-        return torch.zeros(input_ids.shape[0], dtype=torch.bool, device=input_ids.device)
+        return self._never
 
 
 @contextlib.contextmanager
@@ -110,6 +112,7 @@ def rewards_ahead_trainer():
             self.rewards_ahead = AheadCounts()
             self._ahead_inputs: list[dict] | None = None
             self._ahead_prompts: list | None = None
+            self._ahead_scorers: list = []
             self._ahead_started: set[int] = set()
 
         def _scorers(self) -> list:
@@ -129,10 +132,10 @@ def rewards_ahead_trainer():
                     scorer.close()
 
         def _generate_and_score_completions(self, inputs):
-            scorers = self._scorers()
-            for scorer in scorers:
+            self._ahead_scorers = self._scorers()
+            for scorer in self._ahead_scorers:
                 scorer.forget_started()
-            self._ahead_inputs = inputs if scorers and isinstance(inputs, list) else None
+            self._ahead_inputs = inputs if self._ahead_scorers and isinstance(inputs, list) else None
             self._ahead_started = set()
             try:
                 return super()._generate_and_score_completions(inputs)
@@ -169,7 +172,7 @@ def rewards_ahead_trainer():
         def _start(self, row: int, completion) -> None:
             self._ahead_started.add(row)
             prompt, example = self._ahead_prompts[row], reward_row(self._ahead_inputs[row])
-            for scorer in self._scorers():
+            for scorer in self._ahead_scorers:
                 scorer.start(prompt, completion, example)
 
         def _decoded(self, row: int, prompt_ids: list[int], completion_ids: list[int]):
