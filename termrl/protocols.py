@@ -129,6 +129,12 @@ class Task:
     system_files: Mapping[str, TaskFile] = field(default_factory=dict)
     """Absolute path -> file its Dockerfile copies into system folders (/etc, /usr...): written
     into its system layer."""
+    node_project: Files = field(default_factory=dict)
+    """package.json (and its lock file) that its test script installs with ``npm install``: built
+    once into a cached node_modules the sandbox mounts read-only (``termrl.tasks.npmenv``)."""
+    substitutions: tuple[str, ...] = ()
+    """What its environment runs instead of what its author's did, one line each (a Debian
+    package for a toolchain download, ``termrl.tasks.installers``)."""
     tests: Files = field(default_factory=dict)
     """Hidden tests: never visible to the agent; copied in fresh at verification."""
     holdout_tests: Files = field(default_factory=dict)

@@ -33,7 +33,7 @@ def offline_environment_cache(tmp_path_factory):
     """Task environments (``termrl.tasks.pyenv``, ``termrl.tasks.sysenv``) build into a private
     cache, from local folders only: no test downloads a package, and none finds one a previous run
     left behind. A test that builds one puts its wheels in ``PIP_FIND_LINKS``'s folder
-    (``tests/tasks/wheels.py``), its .debs in ``TERMRL_APT_DEBS``'s."""
+    (``tests/tasks/wheels.py``), its .debs in ``TERMRL_APT_DEBS``'s, its npm packages as local tarballs."""
     import os
 
     import tempfile
@@ -43,8 +43,10 @@ def offline_environment_cache(tmp_path_factory):
     cache = Path(tempfile.mkdtemp(prefix="termrl-test-cache-"))
     cache.chmod(0o755)
     debs = tmp_path_factory.mktemp("debs")
-    saved = {k: os.environ.get(k) for k in ("TERMRL_CACHE", "PIP_NO_INDEX", "PIP_FIND_LINKS", "TERMRL_APT_DEBS")}
-    os.environ.update(TERMRL_CACHE=str(cache), PIP_NO_INDEX="1", PIP_FIND_LINKS=str(links), TERMRL_APT_DEBS=str(debs))
+    saved = {k: os.environ.get(k) for k in ("TERMRL_CACHE", "PIP_NO_INDEX", "PIP_FIND_LINKS", "TERMRL_APT_DEBS",
+                                            "npm_config_offline")}
+    os.environ.update(TERMRL_CACHE=str(cache), PIP_NO_INDEX="1", PIP_FIND_LINKS=str(links), TERMRL_APT_DEBS=str(debs),
+                      npm_config_offline="true")  # npm installs from local tarballs only
     yield links
     shutil.rmtree(cache, ignore_errors=True)
     for k, v in saved.items():

@@ -7,6 +7,7 @@ from typing import Optional
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
@@ -51,10 +52,13 @@ def _prepared(entries, quiet: bool = False) -> list:
 @app.command("prepare")
 def prepare_cmd(
     suite: str = typer.Argument(..., help="builtin, humaneval, mbpp, FAMILY:SEEDS or a directory of tasks"),
-    as_json: bool = typer.Option(False, "--json", help='Print {"environments": [...], "tasks": N, "failed": N}'),
+    as_json: bool = typer.Option(False, "--json", help='Print {"environments": [...], "tasks": N, "failed": N, '
+                                                       '"unsupported": [{"id", "reason"}]}'),
 ) -> None:
-    """Build every environment SUITE's tasks need, ahead of time: their Dockerfiles' pip installs
-    (Python environments) and the Debian packages the host lacks (system layers).
+    """Build every environment SUITE's tasks need, ahead of time: what their Dockerfiles and test
+    scripts install (Python environments, system layers with Debian's packages and global npm
+    packages, a project's npm install), each toolchain download mapped to the Debian packages that
+    stand in for it. Exits 1 when an environment fails or a task cannot run here, naming each.
 
     Episodes never download: eval, audit, validate and train build what is missing before their
     first episode. Cache: TERMRL_CACHE (default ~/.cache/termrl; /var/cache/termrl for root)."""
@@ -68,16 +72,29 @@ def prepare_cmd(
                         TimeElapsedColumn(), console=err, transient=as_json)
 
     def done(result) -> None:
-        rows.append({**asdict(result), "contents": list(result.contents),
+        rows.append({**asdict(result), "contents": list(result.contents), "task_ids": list(result.task_ids),
                      "path": str(result.path) if result.path else None, "seconds": round(result.seconds, 1)})
         progress.advance(bar)
 
     with progress:
         bar = progress.add_task(f"{suite}: environments", total=len(envs.wanted(entries)))
         envs.prepare(entries, done)
+    unsupported = [{"id": e.task.id, "reason": e.task.unsupported} for e in entries
+                   if e.task is not None and e.task.unsupported]
+    for u in unsupported:
+        err.print(f"[yellow]unsupported[/] {escape(u['id'])}: {escape(u['reason'].splitlines()[0][:300])}",
+                  highlight=False)
     failed = [r for r in rows if r["error"]]
+    for r in failed:  # one line each: which tasks, what, why
+        tasks = ", ".join(r["task_ids"][:5]) + (f" and {len(r['task_ids']) - 5} more" if len(r["task_ids"]) > 5 else "")
+        what = f"{tasks}: {r['kind']} {' '.join(r['contents'])[:120]}: {r['error'].splitlines()[0][:300]}"
+        err.print(f"[red]prepare failed[/] for {escape(what)}", highlight=False)
+    if failed:
+        err.print(f"{len(failed)} of {len(rows)} environments failed; "
+                  f"{sum(len(r['task_ids']) for r in failed)} tasks are unsupported until they build")
     if as_json:
-        emit_json(json.dumps({"environments": rows, "tasks": len(entries), "failed": len(failed)}))
+        emit_json(json.dumps({"environments": rows, "tasks": len(entries), "failed": len(failed),
+                              "unsupported": unsupported}))
     else:
         table = Table(title=f"{suite}: {len(rows)} environments for {len(entries)} tasks")
         for col in ("kind", "contents", "tasks", "size", "time"):
@@ -88,7 +105,7 @@ def prepare_cmd(
                           + (f" (+{r['shared_bytes'] / 2**20:.0f} shared)" if r["shared_bytes"] else ""),
                           "" if r["error"] else "cached" if r["cached"] else f"{r['seconds']:.0f} s")
         console.print(table)
-    raise typer.Exit(1 if failed else 0)
+    raise typer.Exit(1 if failed or unsupported else 0)
 
 
 @app.command("list")
@@ -214,6 +231,8 @@ def validate_cmd(
                 "surviving mutant:\n" + st.survivors[0]["diff"] if st is not None and st.weak and st.survivors
                 else f"the hidden tests run {st.line_coverage:.0%} of the reference's lines"
                 if st is not None and st.weak else "")
+            if r.substitutions:
+                reason = "\n".join(filter(None, [reason, "ran instead: " + "; ".join(r.substitutions)]))
             table.add_row(r.id, r.category, f"[{color}]{r.status}[/]", f"{r.seconds:.1f}",
                           *((score,) if with_strength else ()), reason)
         if shown:

@@ -43,6 +43,7 @@ BASE_ENV = {
     "LC_ALL": "C.UTF-8",
     "TERM": "dumb",
     "TMPDIR": "/tmp",
+    "TAR_OPTIONS": "--no-same-owner",  # one uid is mapped: tar as root cannot give files other owners
     "GIT_AUTHOR_NAME": "agent",
     "GIT_AUTHOR_EMAIL": "agent@termrl.local",
     "GIT_COMMITTER_NAME": "agent",

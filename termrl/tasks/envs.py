@@ -8,13 +8,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from termrl.tasks import pyenv, sysenv
+from termrl.tasks import npmenv, pyenv, sysenv
 
 
 @dataclass(frozen=True)
 class Result:
     kind: str
-    """``pyenv`` or ``sysenv``."""
+    """``pyenv``, ``sysenv`` or ``npmenv``."""
     contents: tuple[str, ...]
     """The requirement set, or the Debian packages and the system files copied in."""
     tasks: int
@@ -28,6 +28,8 @@ class Result:
     """The requirement or package that could not be installed, when known."""
     shared_bytes: int = 0
     """Bytes it shares with other environments (hard links, no space)."""
+    task_ids: tuple[str, ...] = ()
+    """The tasks that need it."""
 
 
 def _needs(task) -> list[tuple]:
@@ -37,7 +39,15 @@ def _needs(task) -> list[tuple]:
         out.append(("pyenv", pyenv.normalize(task.python_requirements), ()))
     if task.system_packages or task.system_files:
         out.append(("sysenv", sysenv.normalize(task.system_packages), sysenv.files_of(task.system_files)))
+    if task.node_project:
+        project = npmenv.install_view(npmenv.files_of(task.node_project))  # one need per distinct install
+        out.append(("npmenv", tuple(name for name, _ in project), project))
     return out
+
+
+def needs(task) -> bool:
+    """Whether ``task`` has an environment to build before its first sandbox."""
+    return bool(_needs(task))
 
 
 def wanted(entries: Sequence) -> set[tuple]:
@@ -61,15 +71,19 @@ def prepare(entries: Sequence, on_built: Callable[[Result], None] | None = None,
     out = list(entries)
     ready: list[Path] = []
     for (kind, wants, files), users in needs.items():
-        contents = (*wants, *(path for path, _, _ in files))  # what a person reads
+        contents = (*wants, *(path for path, *_ in files)) if kind != "npmenv" else wants  # what a person reads
+        ids = tuple(out[i].task.id for i in users)
         try:
-            built = pyenv.build(wants) if kind == "pyenv" else sysenv.build(wants, files)
+            built = (pyenv.build(wants) if kind == "pyenv" else sysenv.build(wants, files) if kind == "sysenv"
+                     else npmenv.build(files))
             ready.append(built.path)
             result = Result(kind, contents, len(users), built.path, built.size_bytes, built.seconds, built.cached,
-                            shared_bytes=built.shared_bytes)
+                            shared_bytes=built.shared_bytes, task_ids=ids)
         except pyenv.BuildError as e:
-            result = Result(kind, contents, len(users), error=str(e), missing=e.requirement)
-            what = ("Python package" if kind == "pyenv" else "Debian package")
+            result = Result(kind, contents, len(users), error=str(e), missing=e.requirement, task_ids=ids)
+            what = {"pyenv": "Python package", "sysenv": "Debian package", "npmenv": "npm package"}[kind]
+            if kind == "sysenv" and e.requirement and e.requirement.startswith(sysenv.NPM):
+                what = "npm package"
             why = f"needs {what} {e.requirement}, which cannot be installed" if e.requirement else "cannot be built"
             for i in users:
                 if out[i].task.unsupported:

@@ -143,8 +143,9 @@ def building(where: Path, contents: tuple[str, ...]) -> Iterator[tuple[Built | N
             yield Built(where, contents, m["size_bytes"], m["seconds"], cached=True,
                         shared_bytes=m.get("shared_bytes", 0)), where
             return
+        for stale in where.parent.glob(f"{where.name}.tmp-*"):  # an interrupted build's: never mounted
+            shutil.rmtree(stale, ignore_errors=True)
         tmp = where.with_name(f"{where.name}.tmp-{os.getpid()}")
-        shutil.rmtree(tmp, ignore_errors=True)
         yield None, tmp
 
 
@@ -363,12 +364,12 @@ class Cached:
 def cached() -> list[Cached]:
     """Every built environment of either kind, least recently used first."""
     out = []
-    for kind in ("pyenv", "sysenv"):
+    for kind in ("pyenv", "sysenv", "npmenv"):
         root = cache_root() / kind
         for manifest in root.glob(f"*/{MANIFEST}") if root.is_dir() else []:
             data = json.loads(manifest.read_text())
             used = manifest.parent / USED
-            out.append(Cached(manifest.parent, kind, tuple(data.get("requirements") or data.get("packages") or ()),
+            out.append(Cached(manifest.parent, kind, tuple(data.get("requirements") or data.get("packages") or data.get("files") or ()),
                               data["size_bytes"], (used if used.exists() else manifest).stat().st_mtime))
     return sorted(out, key=lambda c: c.last_used)
 

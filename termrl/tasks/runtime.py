@@ -22,7 +22,7 @@ from pathlib import Path
 
 from termrl.protocols import ExecResult, Sandbox, SetupError, StopReason, Task, TaskFile
 from termrl.sandbox import make_sandbox
-from termrl.tasks import pyenv, sysenv
+from termrl.tasks import npmenv, pyenv, sysenv
 
 SOLUTION_DIR = "/solution"
 REWARD_DIR = "/logs/verifier"
@@ -36,7 +36,8 @@ def open_sandbox(task: Task, backend: str = "bwrap", command_timeout: float = 12
     to take an already started sandbox of the same shape from (bwrap only)."""
     if task.unsupported:
         raise SetupError(f"task {task.id} is unsupported here: {task.unsupported}")
-    env, binds, root = pyenv.environment(task), pyenv.binds(task), sysenv.system_root(task)
+    env, root = pyenv.environment(task), sysenv.system_root(task)
+    binds = {**pyenv.binds(task), **npmenv.binds(task)}
 
     def make() -> Sandbox:
         return make_sandbox(backend, workdir=task.workdir, limits=task.limits, dirs=list(task.extra_files),

@@ -68,7 +68,14 @@ MERGED = {"bin": "usr/bin", "sbin": "usr/sbin", "lib": "usr/lib", "lib64": "usr/
 
 
 def normalize(packages: Iterable[str]) -> tuple[str, ...]:
-    return tuple(sorted({p.strip().split("=")[0].split(":")[0].lower() for p in packages if p.strip()}))
+    """Debian package names without versions or architectures; ``npm:SPEC`` (a global npm
+    install, built into the layer too) as it is."""
+    return tuple(sorted({p.strip() if p.strip().startswith(NPM) else p.strip().split("=")[0].split(":")[0].lower()
+                         for p in packages if p.strip()}))
+
+
+NPM = "npm:"
+"""Prefix of a global npm package (``npm:jest@^29``) among a layer's packages."""
 
 
 @functools.lru_cache(maxsize=1)
@@ -115,12 +122,14 @@ def build(packages: Iterable[str], files: Files = (), timeout: float = 1800.0) -
         try:
             with tempfile.TemporaryDirectory(prefix="termrl-debs-", dir=where.parent) as work:
                 substituted: dict[str, str] = {}
-                debs = _fetch(pkgs, Path(work) / "debs", timeout, substituted) if pkgs else []
+                debian = tuple(p for p in pkgs if not p.startswith(NPM))
+                debs = _fetch(debian, Path(work) / "debs", timeout, substituted) if debian else []
                 staging = Path(work) / "staging"
                 for deb in debs:
                     res = subprocess.run(["dpkg-deb", "-x", str(deb), str(staging)], capture_output=True, text=True)
                     if res.returncode != 0:
                         raise BuildError(f"dpkg-deb -x {deb.name} failed: {res.stderr.strip()[-300:]}")
+                _npm_globals([p[len(NPM):] for p in pkgs if p.startswith(NPM)], staging, Path(work), timeout)
                 for path, data, mode in files:  # the Dockerfile's COPY into system folders, last
                     target = staging / path.lstrip("/")
                     target.parent.mkdir(parents=True, exist_ok=True)
@@ -188,6 +197,41 @@ def _download(pkgs: tuple[str, ...], into: Path, timeout: float) -> list[Path]:
         raise BuildError(f"apt-get could not fetch {' '.join(pkgs)}: {errors or text.strip()[-400:]}",
                          m.group(1) if m else None)
     return sorted(into.glob("*.deb"))
+
+
+def _npm_globals(specs: list[str], staging: Path, work: Path, timeout: float) -> None:
+    """``npm install -g SPECS`` into ``staging/usr`` (Node's global folder when its prefix is /usr,
+    as Debian's and NodeSource's are), from the npm registry, with the host's npm."""
+    if not specs:
+        return
+    (staging / "usr").mkdir(parents=True, exist_ok=True)
+    env = {**os.environ, "HOME": str(work / "npm-home"), "npm_config_cache": str(cache_root() / "npm-cache"),
+           "npm_config_update_notifier": "false", "npm_config_globalconfig": _npm_global_config()}
+    command = ["npm", "install", "-g", "--prefix", str(staging / "usr"), "--no-audit", "--no-fund",
+               "--loglevel=error", *specs]
+    try:
+        res = subprocess.run(command, capture_output=True, text=True, timeout=timeout, env=env)
+    except FileNotFoundError:
+        raise BuildError("npm install -g needs npm on the host (apt-get install nodejs npm)", "npm") from None
+    except subprocess.TimeoutExpired:
+        raise BuildError(f"npm install -g {' '.join(specs)} ran past {timeout:.0f} s") from None
+    if res.returncode != 0:
+        text = res.stderr + res.stdout
+        m = re.search(r"404 Not Found - GET \S+/(@?[^/\s]+)", text) or \
+            re.search(r"notarget No matching version found for (\S+?)\.?$", text, re.M)
+        lines = " ".join(l for l in text.splitlines() if "ERR!" in l)[-500:]
+        raise BuildError(f"npm install -g {' '.join(specs)} failed: {lines or text.strip()[-500:]}",
+                         f"{NPM}{m.group(1).replace('%2f', '/')}" if m else None)
+
+
+def _npm_global_config() -> str:
+    """The host's global npmrc (its registry, proxy and CA settings), which ``--prefix`` would
+    otherwise look for under the staging folder."""
+    try:
+        res = subprocess.run(["npm", "config", "get", "globalconfig"], capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired):
+        return ""
+    return res.stdout.strip()
 
 
 def _copy_host(root: Path) -> None:

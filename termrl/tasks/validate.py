@@ -31,6 +31,8 @@ class Validation:
     reference_passed: bool | None = None
     nop_passed: bool | None = None
     seconds: float = 0.0
+    substitutions: tuple[str, ...] = ()
+    """What its environment ran instead of what its author's did (``Task.substitutions``)."""
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -98,9 +100,9 @@ def stdlib_named_modules(task: Task) -> list[str]:
 
 def check_task(task: Task, backend: str = "bwrap") -> Validation:
     t0 = time.monotonic()
-    row = Validation(task.id, task.meta.category, False, "invalid", "")
+    row = Validation(task.id, task.meta.category, False, "invalid", "", substitutions=tuple(task.substitutions))
     try:
-        if (task.python_requirements or task.system_packages) and not task.unsupported:  # built here if not before
+        if envs.needs(task) and not task.unsupported:  # built here if not before
             [entry] = envs.prepare([Entry(task.id, task=task)], limit_cache=False)
             task = entry.task
         if task.unsupported:

@@ -56,6 +56,7 @@ Stdlib only: this file runs on the sandbox's Python (3.8+).
 import binascii
 import builtins
 import collections
+import hashlib
 import importlib
 import importlib.machinery
 import importlib.util
@@ -1196,9 +1197,12 @@ class Finder:
     the agent's folder first on ``sys.path``: a planted ``sqlite3/`` or ``filecmp.py`` would
     otherwise answer the tests' own reads and comparisons with values the agent's code chose."""
 
-    def __init__(self, trusted, libraries=()):
+    def __init__(self, trusted, libraries=(), copies=()):
         self.trusted = tuple(os.path.realpath(p).rstrip("/") + "/" for p in trusted if p)
         self._dirs = {}
+        self.copies = _digests(copies)
+        """Digests of the tests' own modules: a test script that copies a test file into the
+        workdir before running pytest there (Terminal-Bench adapters do) runs a test, byte for byte."""
         self.libraries = [p for p in libraries if p and self.is_trusted(p)]
 
     def find_spec(self, name, path, target=None):
@@ -1224,6 +1228,8 @@ class Finder:
         real = os.path.realpath(place)
         if (real.rstrip("/") + "/").startswith(self.trusted):
             return True
+        if self.copies and real.endswith(".py") and _digest(real) in self.copies:
+            return True
         folder = real if os.path.isdir(real) else os.path.dirname(real)
         known = self._dirs.get(folder)
         if known is None:
@@ -1233,6 +1239,23 @@ class Finder:
                 known = False
             self._dirs[folder] = known
         return known
+
+
+def _digest(path):
+    try:
+        with open(path, "rb") as f:
+            return hashlib.sha256(f.read()).hexdigest()
+    except OSError:
+        return None
+
+
+def _digests(folders):
+    out = set()
+    for folder in folders:
+        for root, _, files in os.walk(folder):
+            out.update(_digest(os.path.join(root, f)) for f in files if f.endswith(".py"))
+    out.discard(None)
+    return frozenset(out)
 
 
 _CLIENT = None
@@ -1255,7 +1278,8 @@ def install(trusted=(), tests=(), hidden=()):
     paths = sysconfig.get_paths()
     libs = [paths.get(k) for k in ("stdlib", "platstdlib", "purelib", "platlib")]
     _CLIENT = Client((os.path.abspath(p) for p in list(tests) + list(trusted) if p), hidden)
-    finder = Finder(list(trusted) + list(tests) + libs, libraries=_libraries([paths.get("stdlib"), paths.get("platstdlib")]))
+    finder = Finder(list(trusted) + list(tests) + libs, libraries=_libraries([paths.get("stdlib"), paths.get("platstdlib")]),
+                    copies=[p for p in tests if p])
     sys.meta_path.insert(0, finder)
     by_path = importlib.util.spec_from_file_location
 

@@ -29,6 +29,7 @@ from pathlib import Path, PurePosixPath
 
 from termrl.protocols import TaskFile, TestKind, TestSpec
 from termrl.sandbox.bwrap import DEFAULT_PATH
+from termrl.tasks import installers
 from termrl.tasks.formats.common import TaskFormatError, read_tree
 
 HARNESS_PACKAGES = {"tmux", "asciinema", "curl", "wget", "ca-certificates", "gnupg", "lsb-release",
@@ -53,6 +54,8 @@ class Environment:
     """What its ``apt-get install`` lines install that the host lacks (``termrl.tasks.sysenv``)."""
     links: dict[str, str] = field(default_factory=dict)
     """Command name -> target of its ``ln -s`` lines into the system's command folders (see ``LINK_DIR``)."""
+    substitutions: list[str] = field(default_factory=list)
+    """What runs instead of what (``termrl.tasks.installers``), one line each."""
     unsupported: str | None = None
 
     def is_dir(self, path: str) -> bool:
@@ -91,8 +94,21 @@ class Environment:
 
 @functools.lru_cache(maxsize=None)
 def debian_package_installed(name: str) -> bool:
+    """Whether the host has ``name`` installed, or an installed package that provides it
+    (NodeSource's nodejs provides npm)."""
     res = subprocess.run(["dpkg-query", "-W", "-f=${Status}", name], capture_output=True, text=True)
-    return res.returncode == 0 and "install ok installed" in res.stdout
+    return res.returncode == 0 and "install ok installed" in res.stdout or name in _provided()
+
+
+@functools.lru_cache(maxsize=1)
+def _provided() -> frozenset[str]:
+    res = subprocess.run(["dpkg-query", "-W", "-f=${Status}\t${Provides}\n"], capture_output=True, text=True)
+    names = set()
+    for line in res.stdout.splitlines():
+        status, _, provides = line.partition("\t")
+        if "install ok installed" in status:
+            names.update(p.strip().split(" ")[0] for p in provides.split(",") if p.strip())
+    return frozenset(names)
 
 
 def _logical_lines(text: str) -> list[str]:
@@ -206,10 +222,11 @@ def parse_dockerfile(path: Path, context: Path) -> Environment:
         instr, _, arg = line.partition(" ")
         instr, arg = instr.upper(), arg.strip()
         if instr == "WORKDIR":
+            arg = expand(arg, env.env)
             env.workdir = str(PurePosixPath(env.workdir) / arg) if not arg.startswith("/") else arg
             workdir_set = True
         elif instr == "ENV":
-            env.env.update(_parse_env(arg))
+            env.env.update({k: expand(v, env.env) for k, v in _parse_env(arg).items()})
         elif instr in ("COPY", "ADD"):
             _copy(env, arg, context, path, instr)
         elif instr == "RUN":
@@ -223,9 +240,36 @@ def parse_dockerfile(path: Path, context: Path) -> Environment:
             break
     if not workdir_set:
         env.workdir = "/app"
+    _follow_stand_ins(env)
     if env.workdir == "/":
         env.unsupported = f"{path.name}: WORKDIR / cannot be a private workspace"
     return env
+
+
+_VAR = re.compile(r"\$(?:\{(\w+)(?::([-+])([^}]*))?\}|(\w+))")
+
+
+def expand(value: str, env: dict[str, str]) -> str:
+    """Docker's substitution in ENV, WORKDIR and COPY: ``$VAR``, ``${VAR}``, ``${VAR:-default}``
+    and ``${VAR:+alternative}``, from the variables set so far (``PATH`` is the base image's).
+
+    >>> expand("/usr/local/go/bin:$PATH", {})
+    '/usr/local/go/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin'
+    >>> expand("${JAVA_HOME}/bin:${X:-none}", {"JAVA_HOME": "/usr/lib/jvm/java-17"})
+    '/usr/lib/jvm/java-17/bin:none'
+    """
+    known = {"PATH": DEFAULT_PATH, **env}
+
+    def one(m: re.Match) -> str:
+        name = m.group(1) or m.group(4)
+        current = known.get(name, "")
+        if m.group(2) == "-":
+            return current or m.group(3)
+        if m.group(2) == "+":
+            return m.group(3) if current else ""
+        return current
+
+    return _VAR.sub(one, value)
 
 
 def _parse_env(arg: str) -> dict[str, str]:
@@ -261,6 +305,7 @@ def _copy(env: Environment, arg: str, context: Path, dockerfile: Path, instr: st
         env.unsupported = f"{dockerfile.name}: {instr} {arg}: multi-stage or malformed copies are not supported"
         return
     *sources, dest = words
+    dest = expand(dest, env.env)
     if re.match(r"^https?://", sources[0]):
         env.unsupported = f"{dockerfile.name}: {instr} downloads {sources[0]} (no network here)"
         return
@@ -298,8 +343,34 @@ def _mode(p: Path) -> int:
 def _run(env: Environment, arg: str, dockerfile: Path) -> None:
     if arg.startswith("["):
         arg = " ".join(shlex.quote(w) for w in json.loads(arg))
+    commands = _split_commands(arg)
+    if re.search(r"(^|[;&|]\s*)(if|for|while|until|case)\s", arg) and not NETWORK_WORDS.search(arg):
+        env.setup.append(arg)  # a compound command stays whole
+        return
+    if installers.is_version_check(commands):
+        return  # `RUN go version`: prints, builds nothing
+    toolchain = installers.toolchain_of(arg)
+    if toolchain is not None:
+        # the download dance (curl, tar, a PPA) is replaced whole; its package installs still count
+        if toolchain.packages:
+            env.system_packages += missing_debian_packages(list(toolchain.packages))
+        _say(env, f"{toolchain.what} -> Debian's {' '.join(toolchain.packages) or 'packages of the same names'}")
+        for cmd in commands:
+            apt = _apt_packages(cmd)
+            if apt is not None:
+                _apt(env, apt)
+        return
     kept = []
-    for cmd in _split_commands(arg):
+    for cmd in commands:
+        alternative = _ALTERNATIVE.match(cmd)
+        if alternative:  # update-alternatives --install LINK NAME PATH PRIORITY: a link, as ln -s
+            cmd = f"ln -sf {alternative.group(2)} {alternative.group(1)}"
+            if Path(alternative.group(1)).resolve() == Path(alternative.group(2)).resolve():
+                continue  # the host's link already points there
+        npm_global = _NPM_GLOBAL.match(cmd)
+        if npm_global:
+            env.system_packages += [f"npm:{p}" for p in shlex.split(npm_global.group(1)) if not p.startswith("-")]
+            continue
         link = _LINK.match(cmd)
         if link and str(PurePosixPath(link.group(2)).parent) in BIN_DIRS:
             # `ln -s /usr/bin/python3 /usr/bin/python`: the same command name, from a folder on PATH
@@ -323,7 +394,7 @@ def _run(env: Environment, arg: str, dockerfile: Path) -> None:
         if words[:2] in (["apt-get", "update"], ["apt", "update"]) or words[:1] == ["rm"] and "/var/lib/apt/lists" in cmd:
             continue
         if apt is not None:
-            env.system_packages += missing_debian_packages(apt)
+            _apt(env, apt)
             continue
         if pip is not None:
             env.python_requirements += missing_python_packages(pip)
@@ -334,6 +405,38 @@ def _run(env: Environment, arg: str, dockerfile: Path) -> None:
         kept.append(cmd)
     if kept:
         env.setup.append(" && ".join(kept))
+
+
+_ALTERNATIVE = re.compile(r"^update-alternatives\s+--install\s+(\S+)\s+\S+\s+(\S+)\s+\d+$")
+_NPM_GLOBAL = re.compile(r"^npm\s+(?:install|i)\s+(?:-g|--global)\s+(.+)$")
+
+
+def _say(env: Environment, note: str) -> None:
+    if note not in env.substitutions:
+        env.substitutions.append(note)
+
+
+def _apt(env: Environment, packages: list[str]) -> None:
+    """Add ``packages`` the host lacks; a JDK the host's release lacks becomes the nearest it has."""
+    for name in missing_debian_packages(packages):
+        stand_in = installers.jdk_stand_in(name)
+        if stand_in:
+            _say(env, f"{name} -> {stand_in} (Debian's nearest)")
+            name = stand_in
+            if not missing_debian_packages([name]):
+                continue
+        env.system_packages.append(name)
+
+
+def _follow_stand_ins(env: Environment) -> None:
+    """Paths that name a substituted JDK (``JAVA_HOME=/usr/lib/jvm/java-21-openjdk-amd64``) name
+    the one that stands in for it."""
+    for note in env.substitutions:
+        m = re.match(r"openjdk-(\d+)-\S+ -> openjdk-(\d+)-", note)
+        if m:
+            old, new = f"java-{m.group(1)}-openjdk", f"java-{m.group(2)}-openjdk"
+            env.env = {k: v.replace(old, new) for k, v in env.env.items()}
+            env.setup = [c.replace(old, new) for c in env.setup]
 
 
 # --------------------------------------------------------------------------- test scripts
@@ -352,6 +455,15 @@ class ScriptPlan:
     """What the script's ``pip install`` (or ``uvx --with``) lines add to the sandbox's python3."""
     system_packages: list[str] = field(default_factory=list)
     """What the script's ``apt-get install`` lines add that the host lacks."""
+    script: str | None = None
+    """A script that is not the template, with its installs done ahead of time."""
+    tests: dict[str, TaskFile] = field(default_factory=dict)
+    """The test files, shell scripts among them rewritten the same way."""
+    npm_project: bool = False
+    """The script installs the workdir's package.json (``termrl.tasks.npmenv``)."""
+    junit: bool = False
+    """The script's ``gradle test`` runs as ``termrl-junit``."""
+    substitutions: list[str] = field(default_factory=list)
 
 
 _PYTEST_RE = re.compile(r"^(?:uv\s+run\s+|uvx\s+.*?\s|python3?\s+-m\s+)?pytest(\s.*)?$")
@@ -422,26 +534,55 @@ def analyze_test_script(text: str, tests: dict[str, TaskFile], script_name: str)
 
 
 def test_spec_for(script: str, tests: dict[str, TaskFile], name: str, env: tuple[tuple[str, str], ...],
-                  fallback: TestKind, script_file: str) -> tuple[TestSpec, str | None, ScriptPlan]:
+                  fallback: TestKind, script_file: str,
+                  workspace: dict[str, TaskFile] | None = None) -> tuple[TestSpec, str | None, ScriptPlan]:
     """The TestSpec of a Terminal-Bench/Harbor test script, why it cannot run here (or None), and
-    its plan (``python_requirements`` and ``system_packages`` its installs add to the task's
-    environment).
+    its plan (what its installs add to the task's environment; ``plan.script`` and
+    ``plan.tests``: the script and test files with those installs done ahead of time).
 
-    The standard template runs its pytest files with the sandbox's pytest; any
-    other script runs as it is (``fallback``), unless it needs the network.
+    The standard template runs its pytest files with the sandbox's pytest; any other script
+    runs as it is (``fallback``), its installs built at prepare time
+    (``termrl.tasks.installers``), unless what is left of it needs the network.
     """
     plan = analyze_test_script(script, tests, name)
     if plan.standard:
         return TestSpec(kind=TestKind.PYTEST, pytest_files=tuple(plan.pytest_files), env=env,
                         cwd="/tests" if plan.in_tests_dir else ""), None, plan
-    net = script_needs_network(script)
-    reason = plan.unsupported or (
-        f"{name} is not the standard template and needs the network: {net!r}" if net else None)
-    return TestSpec(kind=fallback, script=script_file, env=env), reason, ScriptPlan(False)
+    files = {k: f.data for k, f in (workspace or {}).items()}
+    plan = ScriptPlan(False, tests=dict(tests))
+    reason = None
+    scripts = {name: script, **{k: f.data.decode(errors="replace") for k, f in tests.items()
+                                if k.endswith(".sh") and k != script_file}}
+    for file, text in scripts.items():
+        done = installers.rewrite_test_script(text, files)
+        reason = reason or (f"{file}: {done.unsupported}" if done.unsupported else None) or (
+            f"{file} needs the network after its installs are prepared: {done.network!r}" if done.network else None)
+        plan.python_requirements += missing_python_packages(done.python_requirements)
+        plan.system_packages += missing_debian_packages(done.system_packages)
+        if done.junit:
+            plan.system_packages += missing_debian_packages(list(installers.JUNIT_PACKAGES))
+        plan.npm_project = plan.npm_project or done.npm_project
+        plan.junit = plan.junit or done.junit
+        plan.substitutions += [s for s in done.substitutions if s not in plan.substitutions]
+        if file == name:
+            plan.script = done.text
+        else:
+            plan.tests[file] = TaskFile(done.text.encode(), tests[file].mode)
+    return TestSpec(kind=fallback, script=script_file, env=env), reason, plan
 
 
-def script_needs_network(text: str) -> str | None:
-    for line in _logical_lines(text):
-        if re.search(r"https?://|\b(curl|wget|apt-get|pip3?\s+install|uv\s+(add|pip)|uvx|npm\s+i)", line):
-            return line
-    return None
+NPM_FILES = ("package.json", "package-lock.json", "npm-shrinkwrap.json", ".npmrc")
+
+
+def node_project(plan: ScriptPlan, workspace: dict[str, TaskFile]) -> dict[str, TaskFile]:
+    """The workdir's package.json (and lock files) when the test script installs it."""
+    if not plan.npm_project:
+        return {}
+    return {name: workspace[name] for name in NPM_FILES if name in workspace}
+
+
+def task_files(plan: ScriptPlan) -> dict[str, TaskFile]:
+    """The files the test script's stand-ins need in the task's system layer."""
+    if not plan.junit:
+        return {}
+    return {installers.JUNIT: TaskFile(installers.JUNIT_SCRIPT.encode(), 0o755)}

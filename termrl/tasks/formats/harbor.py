@@ -10,10 +10,10 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from termrl.protocols import DIFFICULTIES, Limits, Task, TaskMeta, TestKind
+from termrl.protocols import DIFFICULTIES, Limits, Task, TaskFile, TaskMeta, TestKind
 from termrl.tasks.formats.common import (TaskFormatError, check_id, get, load_toml, read_text,
                                          read_tree, str_list)
-from termrl.tasks.formats.docker_env import Environment, parse_dockerfile, test_spec_for
+from termrl.tasks.formats.docker_env import Environment, node_project, parse_dockerfile, task_files, test_spec_for
 from termrl.tasks import sysenv
 from termrl.tasks.pyenv import normalize
 from termrl.tasks.formats.terminal_bench import map_category
@@ -74,8 +74,10 @@ def load_harbor(path: Path) -> Task:
     verifier_env = get(verifier, "env", dict, toml_path, default={}, prefix="verifier.")
     env_pairs = tuple((str(k), str(v)) for k, v in verifier_env.items())
     spec, reason, plan = test_spec_for(script, tests, "tests/test.sh", env_pairs, TestKind.REWARD_FILE,
-                                                    "test.sh")
+                                    "test.sh", workspace=env.split()[0])
     unsupported = unsupported or reason
+    if plan.script is not None:
+        tests = {**plan.tests, "test.sh": TaskFile(plan.script.encode(), tests["test.sh"].mode)}
     memory = _memory_mb(environment, toml_path)
     limits = Limits(
         agent_timeout_sec=get(agent, "timeout_sec", float, toml_path, default=600.0, prefix="agent."),
@@ -96,7 +98,9 @@ def load_harbor(path: Path) -> Task:
         env=env.env,
         python_requirements=normalize([*env.python_requirements, *plan.python_requirements]),
         system_packages=sysenv.normalize([*env.system_packages, *plan.system_packages]),
-        system_files=env.system_files(),
+        system_files={**env.system_files(), **task_files(plan)},
+        node_project=node_project(plan, workspace),
+        substitutions=tuple([*env.substitutions, *plan.substitutions]),
         tests=tests,
         test_spec=spec,
         solution=solution.read_text() if solution.is_file() else None,

@@ -8,7 +8,7 @@ import yaml
 
 from termrl.protocols import CATEGORIES, DIFFICULTIES, Limits, Task, TaskFile, TaskMeta, TestKind
 from termrl.tasks.formats.common import TaskFormatError, check_id, get, read_text, read_tree, str_list
-from termrl.tasks.formats.docker_env import parse_dockerfile, test_spec_for
+from termrl.tasks.formats.docker_env import node_project, parse_dockerfile, task_files, test_spec_for
 from termrl.tasks import sysenv
 from termrl.tasks.pyenv import normalize
 
@@ -89,10 +89,11 @@ def load_terminal_bench(path: Path) -> Task:
     script = run_tests.read_text()
     unsupported = env.unsupported or _compose_problem(path)
     spec, reason, plan = test_spec_for(script, tests, "run-tests.sh", (("TEST_DIR", "/tests"),),
-                                                    TestKind.SCRIPT, "run-tests.sh")
+                                                    TestKind.SCRIPT, "run-tests.sh",
+                                    workspace=env.split()[0])
     unsupported = unsupported or reason
     if spec.kind is TestKind.SCRIPT:
-        tests = {**tests, "run-tests.sh": TaskFile(script.encode(), 0o755)}
+        tests = {**plan.tests, "run-tests.sh": TaskFile((plan.script or script).encode(), 0o755)}
     if not tests:
         raise TaskFormatError(path / "tests", None, "is missing or empty: expected the hidden tests")
     difficulty = get(data, "difficulty", str, yaml_path, default="medium")
@@ -108,7 +109,9 @@ def load_terminal_bench(path: Path) -> Task:
         env=env.env,
         python_requirements=normalize([*env.python_requirements, *plan.python_requirements]),
         system_packages=sysenv.normalize([*env.system_packages, *plan.system_packages]),
-        system_files=env.system_files(),
+        system_files={**env.system_files(), **task_files(plan)},
+        node_project=node_project(plan, workspace),
+        substitutions=tuple([*env.substitutions, *plan.substitutions]),
         tests=tests,
         test_spec=spec,
         solution=_solution(path),

@@ -1,0 +1,98 @@
+"""Test-script installs done at prepare time, end to end in real sandboxes: a project's
+``npm install`` (from a local tarball: no test downloads), a test file the script copies into
+the workdir before running pytest there, and a build that fails naming its task."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from termrl.tasks import envs, npmenv
+from termrl.tasks.formats import load_task
+from termrl.tasks.suites import Entry
+from termrl.tasks.validate import check_task
+
+pytestmark = pytest.mark.sandbox
+
+DOCKERFILE = "FROM buildpack-deps:jammy\nWORKDIR /app\nCOPY workspace/ ./\nRUN mkdir -p /tests\nENV TEST_DIR=/tests\n"
+
+
+def tb_task(root: Path, files: dict[str, str], run_tests: str, solution: str) -> Path:
+    """A Terminal-Bench task directory in the aider-polyglot adapters' shape."""
+    root.mkdir()
+    (root / "task.yaml").write_text("instruction: implement it\ndifficulty: easy\nmax_test_timeout_sec: 120\n")
+    (root / "Dockerfile").write_text(DOCKERFILE)
+    (root / "run-tests.sh").write_text("#!/bin/bash\nset -Eeuo pipefail\ncd /app\n" + run_tests)
+    (root / "solution.sh").write_text("#!/bin/bash\nset -e\n" + solution)
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    return root
+
+
+@pytest.fixture(scope="module")
+def left_pad(tmp_path_factory) -> Path:
+    """A tiny npm package, packed into a tarball npm installs offline."""
+    src = tmp_path_factory.mktemp("left-pad")
+    (src / "package.json").write_text(json.dumps({"name": "left-pad", "version": "1.0.0", "main": "index.js"}))
+    (src / "index.js").write_text("module.exports = (s, n) => ' '.repeat(Math.max(0, n - s.length)) + s;\n")
+    res = subprocess.run(["npm", "pack", "--pack-destination", str(src)], cwd=src, capture_output=True, text=True)
+    assert res.returncode == 0, res.stderr
+    return next(src.glob("left-pad-1.0.0.tgz"))
+
+
+def test_a_test_script_s_npm_install_is_built_once_and_linked_into_the_workdir(tmp_path, left_pad):
+    package = {"name": "@exercism/pad", "scripts": {"test": "node $TEST_DIR/pad.test.js"},
+               "devDependencies": {"left-pad": f"file:{left_pad}"}}
+    root = tb_task(tmp_path / "npm-pad", {
+        "workspace/package.json": json.dumps(package),
+        "workspace/pad.js": "module.exports = () => { throw new Error('implement me'); };\n",
+        "tests/pad.test.js": "const pad = require('/app/pad.js');\n"
+                             "if (pad('7', 3) !== '  7') { console.error('wrong'); process.exit(1); }\n"
+                             "console.log('ok');\n",
+    }, "if [ -f package.json ]; then\n    npm install\nfi\nnode $TEST_DIR/pad.test.js\n",
+        "cat > pad.js <<'JS'\nconst leftPad = require('left-pad');\nmodule.exports = (s, n) => leftPad(s, n);\nJS\n")
+    task = load_task(root)
+    assert task.unsupported is None and set(task.node_project) == {"package.json"}
+    built = []
+    [entry] = envs.prepare([Entry(task.id, task=task)], built.append)
+    assert [(r.kind, r.error) for r in built] == [("npmenv", None)]
+    assert (built[0].path / "node_modules" / "left-pad" / "index.js").is_file()
+    row = check_task(entry.task)
+    assert row.status == "valid", row.reason
+    # the same dependencies under another name and scripts: the same environment, not built again
+    package.update(name="other", description="another exercise")
+    (root / "workspace" / "package.json").write_text(json.dumps(package))
+    again = []
+    envs.prepare([Entry(task.id, task=load_task(root))], again.append)
+    assert again[0].cached and again[0].path == built[0].path
+
+
+def test_a_test_file_copied_into_the_workdir_is_run_as_a_test(tmp_path):
+    root = tb_task(tmp_path / "py-copy", {
+        "workspace/leap.py": "def leap_year(year):\n    pass\n",
+        "tests/leap_test.py": "from leap import leap_year\n\n\ndef test_2000():\n    assert leap_year(2000) is True\n\n\n"
+                              "def test_1900():\n    assert leap_year(1900) is False\n",
+    }, "pip3 install --no-cache-dir pytest 2>/dev/null || pip install --no-cache-dir pytest\n"
+       'find $TEST_DIR -name "*test*.py" -exec cp {} . \\;\npython3 -m pytest . -v --tb=short\n',
+        "cat > leap.py <<'PY'\ndef leap_year(year):\n    return year % 4 == 0 and (year % 100 != 0 or year % 400 == 0)\nPY\n")
+    task = load_task(root)
+    assert task.unsupported is None and task.python_requirements == ()
+    row = check_task(task)
+    assert row.status == "valid" and row.reference_passed and not row.nop_passed, row.reason
+
+
+def test_an_install_that_fails_leaves_its_tasks_unsupported_naming_the_package(tmp_path):
+    root = tb_task(tmp_path / "npm-missing", {
+        "workspace/package.json": json.dumps({"devDependencies": {"no-such-package-termrl": "^1.0.0"}}),
+    }, "npm install\nnpm test\n", "true\n")
+    task = load_task(root)
+    results = []
+    [entry] = envs.prepare([Entry(task.id, task=task)], results.append)
+    assert results[0].error and not results[0].path
+    assert entry.task.unsupported and "npm" in entry.task.unsupported
+    where = npmenv.location(npmenv.files_of(task.node_project))  # nothing half-built that a later run could mount
+    assert not where.exists() and not list(where.parent.glob(f"{where.name}.tmp-*"))
