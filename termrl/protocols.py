@@ -278,7 +278,9 @@ class Sandbox(Protocol):
         """Run a command in a fresh, clean process (not the agent's shell): used by verifiers.
 
         ``mounts``: absolute directory -> files, present read-only for this run only.
-        ``outputs``: empty writable directories for this run, readable afterwards.
+        ``outputs``: empty writable directories for this run, readable afterwards; a directory
+        in both is a writable copy of its files (a task's own test script that edits its tests,
+        as it could under Docker).
 
         Raises:
             SandboxError: the sandbox cannot run the process (closed, backend failure).

@@ -373,7 +373,8 @@ class BwrapSandbox(ShellSandbox):
         Fresh /tmp and /root, the base environment plus ``env``, no agent shell
         state. ``mounts`` maps absolute directories to files copied there,
         read-only, for this run only (hidden tests); ``outputs`` are empty
-        writable directories (a reward file's). Both stay readable with
+        writable directories (a reward file's), or writable copies of a
+        mount's files when named in both. Both stay readable with
         ``read_file`` until the next ``run``.
         """
         with self._lock:
@@ -387,7 +388,8 @@ class BwrapSandbox(ShellSandbox):
                 self._mkdir(run_dir / sub)
             os.chmod(run_dir / "tmp", 0o1777)
             extra = []
-            dirs = [(p, f, "--ro-bind") for p, f in (mounts or {}).items()] + [(p, {}, "--bind") for p in outputs]
+            dirs = [(p, f, "--bind" if p in outputs else "--ro-bind") for p, f in (mounts or {}).items()] + [
+                (p, {}, "--bind") for p in outputs if p not in (mounts or {})]
             for i, (path, files, how) in enumerate(sorted(dirs, key=lambda d: len(d[0]))):
                 host = run_dir / f"m{i}"
                 self._mkdir(host)

@@ -98,7 +98,7 @@ class DockerSandbox(ShellSandbox):
         self._runs += 1
         fresh = f"/tmp/.termrl-run{self._runs}"
         self._docker("exec", self.name, "mkdir", "-p", f"{fresh}/tmp", f"{fresh}/home")
-        for path, files in {**(mounts or {}), **{p: {} for p in outputs}}.items():
+        for path, files in {**{p: {} for p in outputs}, **(mounts or {})}.items():
             self._docker("exec", self.name, "rm", "-rf", path)
             self._docker("exec", self.name, "mkdir", "-p", path)
             self.put_files(path, files)

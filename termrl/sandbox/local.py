@@ -120,7 +120,7 @@ class LocalSandbox(ShellSandbox):
         if self._proc is None:
             self.start()
         run_env = {**self.env, **(env or {})}
-        for i, (path, files) in enumerate({**(mounts or {}), **{p: {} for p in outputs}}.items()):
+        for i, (path, files) in enumerate({**{p: {} for p in outputs}, **(mounts or {})}.items()):
             host = self._root / f"m{i}"
             shutil.rmtree(host, ignore_errors=True)
             self._dirs[path] = host

@@ -172,13 +172,40 @@ NETWORK = re.compile(r"https?://|^(sudo\s+)?(curl|wget|git\s+clone|apt(-get)?\s+
 """A command that reaches the network (checked on each command of a line, after the rewrite)."""
 
 
+PYTEST_PLUGINS = {"--cov": "pytest-cov", "--json-report": "pytest-json-report", "--ctrf": "pytest-json-ctrf",
+                  "--timeout": "pytest-timeout", "--html": "pytest-html", "--benchmark": "pytest-benchmark",
+                  "-n": "pytest-xdist", "--numprocesses": "pytest-xdist", "--reruns": "pytest-rerunfailures"}
+"""A pytest option -> the plugin that adds it: a test script that passes the option ran where its
+image had the plugin installed."""
+_PYTEST = re.compile(r"^(?:python3?\s+-m\s+)?(?:py\.test|pytest)(\s.*)?$")
+
+SOURCE_BUILDS = {"github.com/google/googletest": ("googletest", ("libgtest-dev", "libgmock-dev"))}
+"""A library a test script clones and builds from source -> (its folder, the Debian packages that
+ship it built): the clone becomes an empty folder and its build steps (cmake, make, make
+install) become ``true``, so the script's ``cd`` lines still land where they did."""
+_BUILD_STEP = re.compile(r"^\s*(cmake|make|ninja|meson|\./configure)\b[^;&|]*$")
+
+
 def rewrite_test_script(text: str, workspace_files: dict[str, bytes]) -> ScriptInstalls:
     """``text`` with every install it runs replaced by ``true`` and recorded (built at prepare
     time instead); ``workspace_files`` (relative path -> bytes) answers what the installs read
     (``-r requirements.txt``, ``package.json``, ``build.gradle``, ``go.mod``)."""
     out = ScriptInstalls(text)
     lines = []
+    building = False  # inside a known library's source build
     for line in text.splitlines(keepends=True):
+        clone = re.match(r"^(\s*)git\s+clone\s+(?:-\S+\s+)*https?://(\S+?)(?:\.git)?(\s.*)?$", line.rstrip("\n"))
+        source = clone and next((v for k, v in SOURCE_BUILDS.items() if clone.group(2).startswith(k)), None)
+        if source:
+            out.system_packages += list(source[1])
+            _say(out, f"git clone {clone.group(2)} and its build -> Debian's {' '.join(source[1])}")
+            lines.append(f"{clone.group(1)}mkdir -p {source[0]}\n")
+            building = True
+            continue
+        if building and _BUILD_STEP.match(line):
+            building = not re.match(r"^\s*make\s+install\b", line)
+            lines.append(line[:len(line) - len(line.lstrip())] + "true\n")
+            continue
         parts = _SEP.split(line.rstrip("\n"))
         for i in range(0, len(parts), 2):
             parts[i] = _rewrite_command(parts[i], out, workspace_files, line)
@@ -213,7 +240,11 @@ def _rewrite_command(segment: str, out: ScriptInstalls, files: dict[str, bytes],
     if any(p.match(cmd) for p in _UV_SETUP):
         return done
     if m := _UV_RUN.match(cmd):
+        _pytest_plugins(cmd, out)
         return segment.replace(m.group(0), "python3 -m pytest" if m.group(1) == "pytest" else "python3", 1)
+    if _PYTEST.match(cmd):
+        _pytest_plugins(cmd, out)
+        return segment
     if _NPM_PROJECT.match(cmd):
         if "package.json" not in files:
             out.unsupported = f"test script runs {cmd!r} with no package.json in the workdir to prepare"
@@ -239,12 +270,26 @@ def _rewrite_command(segment: str, out: ScriptInstalls, files: dict[str, bytes],
             return segment
         _say(out, f"cargo add {m.group(1)} skipped (crates.io is out of reach; the script tolerates its failure)")
         return done
+    if re.match(r"^cargo\s+(test|build|run|check)\b", cmd):
+        crates = _cargo_dependencies(files.get("Cargo.toml", b"").decode(errors="replace"))
+        if crates:
+            out.unsupported = f"Cargo.toml needs the crate {crates[0]} from crates.io, which is out of reach here"
+        return segment
     if re.match(r"^go\s+mod\s+(download|tidy)\b", cmd):
         requires = _go_requires(files.get("go.mod", b"").decode(errors="replace"))
         if requires:
             out.unsupported = f"go.mod requires {requires[0]}, from the Go module proxy, which is out of reach here"
         return segment
     return segment
+
+
+def _pytest_plugins(cmd: str, out: ScriptInstalls) -> None:
+    for word in cmd.split():
+        plugin = PYTEST_PLUGINS.get(word.split("=")[0]) or next(
+            (p for flag, p in PYTEST_PLUGINS.items() if flag.startswith("--") and word.startswith(flag + "-")), None)
+        if plugin and plugin not in out.python_requirements:
+            out.python_requirements.append(plugin)
+            _say(out, f"pytest {word.split('=')[0]}: {plugin} from PyPI (the plugin the task's image had)")
 
 
 def _say(out: ScriptInstalls, note: str) -> None:
@@ -276,6 +321,21 @@ def _pip_requirements(args: str, files: dict[str, bytes], out: ScriptInstalls) -
         elif not w.startswith("-"):
             reqs.append(w)
     return [r for r in reqs if r.lower() not in ("pip", "setuptools", "wheel")]
+
+
+def _cargo_dependencies(cargo_toml: str) -> list[str]:
+    """The crates a Cargo.toml depends on (any [*dependencies] table), by name."""
+    import tomllib
+
+    try:
+        data = tomllib.loads(cargo_toml) if cargo_toml else {}
+    except tomllib.TOMLDecodeError:
+        return []
+    tables = [data.get(k, {}) for k in ("dependencies", "dev-dependencies", "build-dependencies")]
+    tables += [t.get(k, {}) for t in data.get("target", {}).values() if isinstance(t, dict)
+               for k in ("dependencies", "dev-dependencies")]
+    return [name for table in tables if isinstance(table, dict) for name, spec in table.items()
+            if not (isinstance(spec, dict) and "path" in spec)]
 
 
 def _go_requires(go_mod: str) -> list[str]:

@@ -266,13 +266,13 @@ def collect() -> None:
 
 
 def usage() -> int:
-    """The cache's bytes on disk: each file of the Python environments and the store counted once
-    however many environments link it, and each system layer's own bytes (its manifest's: the
-    host files it hard-links cost nothing)."""
+    """The cache's bytes on disk: each file of the Python and npm environments and the store
+    counted once however many environments link it, and each system layer's own bytes (its
+    manifest's: the host files it hard-links cost nothing)."""
     seen: set[int] = set()
     total = 0
     root = cache_root()
-    for top in (root / "pyenv", objects()):
+    for top in (root / "pyenv", root / "npmenv", objects()):
         for folder, _, files in os.walk(top):
             for name in files:
                 try:

@@ -63,6 +63,7 @@ import importlib.util
 import io
 import json
 import os
+import re
 import struct
 import sys
 import threading
@@ -1197,9 +1198,12 @@ class Finder:
     the agent's folder first on ``sys.path``: a planted ``sqlite3/`` or ``filecmp.py`` would
     otherwise answer the tests' own reads and comparisons with values the agent's code chose."""
 
-    def __init__(self, trusted, libraries=(), copies=()):
+    def __init__(self, trusted, libraries=(), copies=(), test_files=False):
         self.trusted = tuple(os.path.realpath(p).rstrip("/") + "/" for p in trusted if p)
         self._dirs = {}
+        self.test_files = test_files
+        """Trust pytest's own test files (``test_*.py``, ``*_test.py``, ``conftest.py``) wherever
+        they are: for a task's own script that runs the tests its workdir holds, as under Docker."""
         self.copies = _digests(copies)
         """Digests of the tests' own modules: a test script that copies a test file into the
         workdir before running pytest there (Terminal-Bench adapters do) runs a test, byte for byte."""
@@ -1230,6 +1234,8 @@ class Finder:
             return True
         if self.copies and real.endswith(".py") and _digest(real) in self.copies:
             return True
+        if self.test_files and _TEST_FILE.match(os.path.basename(real)):
+            return True
         folder = real if os.path.isdir(real) else os.path.dirname(real)
         known = self._dirs.get(folder)
         if known is None:
@@ -1239,6 +1245,9 @@ class Finder:
                 known = False
             self._dirs[folder] = known
         return known
+
+
+_TEST_FILE = re.compile(r"^(test_.*|.*_test|conftest)\.py$")
 
 
 def _digest(path):
@@ -1265,7 +1274,7 @@ STDLIB_FIRST = ("decimal", "fractions", "datetime", "pathlib", "uuid", "pickle",
 these classes are the stdlib's, whatever the agent's workspace names its modules."""
 
 
-def install(trusted=(), tests=(), hidden=()):
+def install(trusted=(), tests=(), hidden=(), test_files=False):
     """Load the agent's modules as proxies from now on. ``trusted``: folders whose modules run in
     this process (the tests, the harness); read-only filesystems and the interpreter's own library
     are trusted too. ``tests``: folders the worker's path leaves out. ``hidden``: folders the
@@ -1279,7 +1288,7 @@ def install(trusted=(), tests=(), hidden=()):
     libs = [paths.get(k) for k in ("stdlib", "platstdlib", "purelib", "platlib")]
     _CLIENT = Client((os.path.abspath(p) for p in list(tests) + list(trusted) if p), hidden)
     finder = Finder(list(trusted) + list(tests) + libs, libraries=_libraries([paths.get("stdlib"), paths.get("platstdlib")]),
-                    copies=[p for p in tests if p])
+                    copies=[p for p in tests if p], test_files=test_files)
     sys.meta_path.insert(0, finder)
     by_path = importlib.util.spec_from_file_location
 

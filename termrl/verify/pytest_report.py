@@ -97,7 +97,7 @@ def pytest_configure(config):
     _hidden[0] = confine.confine_children(hidden)
     if os.environ.pop("TERMRL_ISOLATE", "1") != "0":
         _finder[:] = [isolate.install(trusted=[os.path.dirname(os.path.abspath(__file__))], tests=tests,
-                                      hidden=hidden)]
+                                      hidden=hidden, test_files=os.environ.pop("TERMRL_SCRIPT_TESTS", "") == "1")]
     else:
         isolate.close_dumps()
 

@@ -146,9 +146,11 @@ def run_tests(task: Task, box: Sandbox, per_test_timeout: float) -> tuple[StageR
             result.data = data.to_dict()
         return result, tests
     script = f"{spec.tests_dir}/{spec.script}"
-    outputs = [REWARD_DIR] if spec.kind is TestKind.REWARD_FILE else []
+    # the task's own script may edit its tests, as under Docker (un-@Disabled Java tests)
+    outputs = [spec.tests_dir] + ([REWARD_DIR] if spec.kind is TestKind.REWARD_FILE else [])
     res = box.run(["/bin/bash", script], timeout=timeout, cwd=cwd, env={**env, **script_env(env, spec.tests_dir)},
-                  mounts={spec.tests_dir: task.tests, HARNESS_DIR: _harness_files()}, outputs=outputs)
+                  mounts={spec.tests_dir: task.tests, HARNESS_DIR: _harness_files(), **_user_site(task)},
+                  outputs=outputs)
     data = _run_data(spec.kind.value, res)
     if spec.kind is TestKind.REWARD_FILE:
         judged = judge_reward_file(box, res)
@@ -162,12 +164,26 @@ def run_tests(task: Task, box: Sandbox, per_test_timeout: float) -> tuple[StageR
     return StageResult("tests", "ok" if passed else "failed", data=data.to_dict(), error_classes=classes), []
 
 
+USER_BASE = "/.termrl-user"
+"""``PYTHONUSERBASE`` of a task's own test script: its user site holds a .pth that puts the harness
+and the task's Python environment on every interpreter's path, so a script that sets its own
+``PYTHONPATH`` (``export PYTHONPATH=$(pwd)``) still finds them, as it would find packages
+installed into an image's site-packages."""
+
+
+def _user_site(task: Task) -> dict[str, dict[str, TaskFile]]:
+    version = ".".join(pyenv.interpreter().split()[1].split(".")[:2])
+    lines = [HARNESS_DIR] + ([pyenv.MOUNT] if task.python_requirements else [])
+    return {f"{USER_BASE}/lib/python{version}/site-packages": {"termrl.pth": TaskFile.text("\n".join(lines) + "\n")}}
+
+
 def script_env(env: dict[str, str], tests_dir: str) -> dict[str, str]:
     """For a task's own test script: any pytest it starts loads the report plugin
     (``PYTEST_PLUGINS``), so the agent's modules its tests import run out of process there too
     (``termrl.verify.isolate``). The script still decides pass or fail; no report is written."""
     path = env.get("PYTHONPATH")
     return {"PYTEST_PLUGINS": "pytest_report", "PYTHONPATH": f"{HARNESS_DIR}:{path}" if path else HARNESS_DIR,
+            "PYTHONUSERBASE": USER_BASE, "TERMRL_SCRIPT_TESTS": "1",
             "TERMRL_TESTS": tests_dir, "TERMRL_HIDDEN": REWARD_DIR, "TERMRL_ISOLATE": _isolate_flag(),
             "TERMRL_CONFINE": _confine_flag()}
 

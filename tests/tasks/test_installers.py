@@ -154,3 +154,40 @@ def test_npm_installs_that_differ_only_in_name_share_one_environment():
     c = (("package.json", json.dumps({"devDependencies": {"jest": "^28.0.0"}}).encode()),)
     assert npmenv.key(a) == npmenv.key(b) != npmenv.key(c)
     assert npmenv.install_view(npmenv.install_view(a)) == npmenv.install_view(a)
+
+
+def test_a_library_built_from_source_is_debian_s_and_the_script_s_folders_stay():
+    script = ("cat <<'EOF' > setup.sh\ngit clone https://github.com/google/googletest.git -b v1.14.0\ncd googletest\n"
+              "mkdir build\ncd build\ncmake ..\nmake\nmake install\n\nmkdir outputs\nEOF\nsh setup.sh\nmake test\n")
+    done = rewrite_test_script(script, {})
+    assert done.unsupported is None and done.network is None
+    assert done.system_packages == ["libgtest-dev", "libgmock-dev"]
+    assert done.text == ("cat <<'EOF' > setup.sh\nmkdir -p googletest\ncd googletest\nmkdir build\ncd build\n"
+                         "true\ntrue\ntrue\n\nmkdir outputs\nEOF\nsh setup.sh\nmake test\n")  # the task's own make runs
+
+
+def test_pytest_options_bring_the_plugins_that_give_them():
+    done = rewrite_test_script("if (pytest --cov=. --cov-report=json:c.json --json-report --json-report-file=r.json "
+                               "unit_tests) > log 2>&1; then echo ok; fi\n", {})
+    assert done.python_requirements == ["pytest-cov", "pytest-json-report"]
+    assert "pytest --cov=." in done.text  # the command itself runs as written
+
+
+def test_a_workdir_script_that_downloads_at_test_time_is_unsupported_naming_it():
+    workspace = {"unit_test_script.sh": TaskFile(b"#!/bin/sh\n./gradlew test\n"),
+                 "build.gradle": TaskFile(BUILD_GRADLE)}
+    _, reason, _ = spec_for("#!/bin/bash\nif (sh unit_test_script.sh) > log; then echo ALL_PASSED; fi\n",
+                            {"t.py": TaskFile(b"")}, "run-tests.sh", (), Kind.SCRIPT, "run-tests.sh", workspace)
+    assert reason and "the workdir's unit_test_script.sh" in reason and "gradlew test" in reason
+    workspace["unit_test_script.sh"] = TaskFile(b"#!/bin/sh\nmake test\n")
+    _, reason, _ = spec_for("#!/bin/bash\nsh unit_test_script.sh\n", {"t.py": TaskFile(b"")}, "run-tests.sh", (),
+                            Kind.SCRIPT, "run-tests.sh", workspace)
+    assert reason is None
+
+
+def test_a_crate_from_crates_io_is_named_and_a_path_dependency_is_not():
+    toml = b'[package]\nname = "x"\n\n[dependencies]\ntime = "0.3"\nlocal = { path = "../local" }\n'
+    done = rewrite_test_script("cargo test --verbose\n", {"Cargo.toml": toml})
+    assert done.unsupported == "Cargo.toml needs the crate time from crates.io, which is out of reach here"
+    done = rewrite_test_script("cargo test\n", {"Cargo.toml": toml.replace(b'time = "0.3"\n', b"")})
+    assert done.unsupported is None

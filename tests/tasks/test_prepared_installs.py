@@ -96,3 +96,20 @@ def test_an_install_that_fails_leaves_its_tasks_unsupported_naming_the_package(t
     assert entry.task.unsupported and "npm" in entry.task.unsupported
     where = npmenv.location(npmenv.files_of(task.node_project))  # nothing half-built that a later run could mount
     assert not where.exists() and not list(where.parent.glob(f"{where.name}.tmp-*"))
+
+
+def test_a_script_that_edits_its_tests_and_sets_its_own_pythonpath_runs_as_under_docker(tmp_path):
+    root = tb_task(tmp_path / "workdir-tests", {
+        "workspace/calc.py": "def add(a, b):\n    raise NotImplementedError\n",
+        "workspace/unit_tests/test_calc.py": "from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n",
+        "tests/skipped_test.py": "import pytest\n\n\n@pytest.mark.skip  # DISABLED\ndef test_add_more():\n"
+                                 "    from calc import add\n    assert add(1, 1) == 2\n",
+    }, "sed -i 's/@pytest.mark.skip  # DISABLED//' $TEST_DIR/skipped_test.py\n"
+       "cp $TEST_DIR/skipped_test.py unit_tests/\nexport PYTHONPATH=$(pwd)\n"
+       "python3 -m pytest unit_tests -v 2>&1 | tee /tmp/out\ngrep -q '2 passed' /tmp/out\n",
+        "cat > calc.py <<'PY'\ndef add(a, b):\n    return a + b\nPY\n")
+    task = load_task(root)
+    row = check_task(task)
+    # the workdir's own tests run (not as the agent's code), the script's edit of its tests holds
+    # (two tests pass, none skipped), and the harness survives the script's own PYTHONPATH
+    assert row.status == "valid" and row.reference_passed and not row.nop_passed, row.reason

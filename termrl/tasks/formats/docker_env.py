@@ -557,7 +557,8 @@ def test_spec_for(script: str, tests: dict[str, TaskFile], name: str, env: tuple
         done = installers.rewrite_test_script(text, files)
         reason = reason or (f"{file}: {done.unsupported}" if done.unsupported else None) or (
             f"{file} needs the network after its installs are prepared: {done.network!r}" if done.network else None)
-        plan.python_requirements += missing_python_packages(done.python_requirements)
+        plan.python_requirements += [r for r in done.python_requirements  # run as written: its plugins too
+                                     if _project(r) != "pytest" and not sandbox_python_satisfies(r)]
         plan.system_packages += missing_debian_packages(done.system_packages)
         if done.junit:
             plan.system_packages += missing_debian_packages(list(installers.JUNIT_PACKAGES))
@@ -568,7 +569,24 @@ def test_spec_for(script: str, tests: dict[str, TaskFile], name: str, env: tuple
             plan.script = done.text
         else:
             plan.tests[file] = TaskFile(done.text.encode(), tests[file].mode)
+    reason = reason or _workdir_scripts_offline(plan.script or script, files)
     return TestSpec(kind=fallback, script=script_file, env=env), reason, plan
+
+
+def _workdir_scripts_offline(script: str, files: dict[str, bytes]) -> str | None:
+    """Why a script of the workdir that the test script runs cannot run offline, or None. Such a
+    script is the task's (the agent may change it): it runs as it is, so what it installs at test
+    time cannot be prepared."""
+    for rel, data in files.items():
+        if not rel.endswith(".sh") or not re.search(rf"(^|[\s;(&|/]){re.escape(rel)}\b", script, re.M):
+            continue
+        done = installers.rewrite_test_script(data.decode(errors="replace"), files)
+        if done.text != data.decode(errors="replace") or done.network or done.unsupported:
+            what = done.network or done.unsupported or next(
+                (a for a, b in zip(data.decode(errors="replace").splitlines(), done.text.splitlines()) if a != b), "")
+            return (f"the test script runs the workdir's {rel}, which installs or downloads at test time "
+                    f"({what.strip()[:160]!r}): a script the agent can change cannot be prepared ahead")
+    return None
 
 
 NPM_FILES = ("package.json", "package-lock.json", "npm-shrinkwrap.json", ".npmrc")
