@@ -191,3 +191,12 @@ def test_a_crate_from_crates_io_is_named_and_a_path_dependency_is_not():
     assert done.unsupported == "Cargo.toml needs the crate time from crates.io, which is out of reach here"
     done = rewrite_test_script("cargo test\n", {"Cargo.toml": toml.replace(b'time = "0.3"\n', b"")})
     assert done.unsupported is None
+
+
+def test_tests_that_call_a_remote_judge_are_named():
+    judge = TaskFile(b'import os, time, json, requests\nBASE = os.environ.get("BASE_URL", "http://38.80.122.117:8081")\n')
+    assert docker_env.tests_reach_network({"test_outputs.py": judge}) == (
+        "tests/test_outputs.py calls a remote service (http://38.80.122.117:8081): the tests need the network")
+    local = TaskFile(b'import requests\nURL = "http://127.0.0.1:8000/health"\n')
+    text_only = TaskFile(b'EXPECTED = "see https://example.org/docs"\n')
+    assert docker_env.tests_reach_network({"test_a.py": local, "test_b.py": text_only}) is None

@@ -231,7 +231,10 @@ def parse_dockerfile(path: Path, context: Path) -> Environment:
             _copy(env, arg, context, path, instr)
         elif instr == "RUN":
             _run(env, arg, path)
-        elif instr in ("FROM", "LABEL", "CMD", "ENTRYPOINT", "EXPOSE", "USER", "SHELL", "ARG",
+        elif instr == "USER":
+            if arg.split(":")[0] not in ("root", "0"):
+                _say(env, f"USER {arg} -> root (the sandbox's one user, uid 0 in its own namespace)")
+        elif instr in ("FROM", "LABEL", "CMD", "ENTRYPOINT", "EXPOSE", "SHELL", "ARG",
                        "VOLUME", "HEALTHCHECK", "STOPSIGNAL", "MAINTAINER", "ONBUILD"):
             continue
         else:
@@ -604,3 +607,22 @@ def task_files(plan: ScriptPlan) -> dict[str, TaskFile]:
     if not plan.junit:
         return {}
     return {installers.JUNIT: TaskFile(installers.JUNIT_SCRIPT.encode(), 0o755)}
+
+
+_NET_LIBRARY = re.compile(r"^\s*(import\s+[\w., ]*?\b|from\s+)(requests|httpx|aiohttp|urllib\.request|urllib3|http\.client)\b",
+                          re.M)
+_REMOTE_URL = re.compile(r"""["'](https?://(?!localhost|127\.|0\.0\.0\.0|\[::1\])[^\s"'/]+)""")
+
+
+def tests_reach_network(tests: dict[str, TaskFile]) -> str | None:
+    """Why a task's hidden tests need a remote service (an HTTP client and a remote address in
+    one test file: a judge server), or None. Such a task cannot run in a sandbox without a
+    network, nor under Docker without that service."""
+    for name, f in sorted(tests.items()):
+        if not name.endswith(".py"):
+            continue
+        text = f.data.decode(errors="replace")
+        url = _REMOTE_URL.search(text)
+        if url and _NET_LIBRARY.search(text):
+            return f"tests/{name} calls a remote service ({url.group(1)}): the tests need the network"
+    return None

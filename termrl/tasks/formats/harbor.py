@@ -13,7 +13,8 @@ from pathlib import Path
 from termrl.protocols import DIFFICULTIES, Limits, Task, TaskFile, TaskMeta, TestKind
 from termrl.tasks.formats.common import (TaskFormatError, check_id, get, load_toml, read_text,
                                          read_tree, str_list)
-from termrl.tasks.formats.docker_env import Environment, node_project, parse_dockerfile, task_files, test_spec_for
+from termrl.tasks.formats.docker_env import (Environment, node_project, parse_dockerfile, task_files, test_spec_for,
+                                              tests_reach_network)
 from termrl.tasks import sysenv
 from termrl.tasks.pyenv import normalize
 from termrl.tasks.formats.terminal_bench import map_category
@@ -75,7 +76,7 @@ def load_harbor(path: Path) -> Task:
     env_pairs = tuple((str(k), str(v)) for k, v in verifier_env.items())
     spec, reason, plan = test_spec_for(script, tests, "tests/test.sh", env_pairs, TestKind.REWARD_FILE,
                                     "test.sh", workspace=env.split()[0])
-    unsupported = unsupported or reason
+    unsupported = tests_reach_network(tests) or unsupported or reason
     if plan.script is not None:
         tests = {**plan.tests, "test.sh": TaskFile(plan.script.encode(), tests["test.sh"].mode)}
     memory = _memory_mb(environment, toml_path)

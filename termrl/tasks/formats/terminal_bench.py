@@ -8,7 +8,8 @@ import yaml
 
 from termrl.protocols import CATEGORIES, DIFFICULTIES, Limits, Task, TaskFile, TaskMeta, TestKind
 from termrl.tasks.formats.common import TaskFormatError, check_id, get, read_text, read_tree, str_list
-from termrl.tasks.formats.docker_env import node_project, parse_dockerfile, task_files, test_spec_for
+from termrl.tasks.formats.docker_env import (node_project, parse_dockerfile, task_files, test_spec_for,
+                                              tests_reach_network)
 from termrl.tasks import sysenv
 from termrl.tasks.pyenv import normalize
 
@@ -87,7 +88,7 @@ def load_terminal_bench(path: Path) -> Task:
     if not run_tests.is_file():
         raise TaskFormatError(run_tests, None, "is missing: expected the test runner script")
     script = run_tests.read_text()
-    unsupported = env.unsupported or _compose_problem(path)
+    unsupported = tests_reach_network(tests) or env.unsupported or _compose_problem(path)
     spec, reason, plan = test_spec_for(script, tests, "run-tests.sh", (("TEST_DIR", "/tests"),),
                                                     TestKind.SCRIPT, "run-tests.sh",
                                     workspace=env.split()[0])
