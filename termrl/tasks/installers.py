@@ -221,10 +221,10 @@ def rewrite_test_script(text: str, workspace_files: dict[str, bytes]) -> ScriptI
 
 
 def _rewrite_command(segment: str, out: ScriptInstalls, files: dict[str, bytes], line: str) -> str:
-    cmd = re.sub(r"^(then|else|do)\s+", "", segment.strip())
+    lead = re.match(r"^\s*(?:(?:then|else|do)\s+)?", segment).group(0)  # a keyword stays
+    cmd = segment[len(lead):].strip()
     if not cmd or cmd.startswith("#"):
         return segment
-    lead = segment[:len(segment) - len(segment.lstrip())]
     trail = segment[len(segment.rstrip()):]
     done = f"{lead}true{trail}"
     if m := _PIP.match(cmd) or _UV_ADD.match(cmd):

@@ -10,9 +10,11 @@ from pathlib import Path
 import pytest
 
 from termrl.tasks import envs
+from termrl.tasks.formats import load_task
 from termrl.tasks.formats.harbor import load_harbor
 from termrl.tasks.runtime import open_sandbox
 from termrl.tasks.suites import Entry
+from termrl.tasks.validate import check_task
 
 from .conftest import HARBOR_DIR, copy_fixture
 
@@ -47,3 +49,59 @@ def test_a_dockerfile_s_pip_and_apt_installs_build_from_the_real_sources(tmp_pat
         assert res.ok and res.stdout.split() == ["a", "=", "1", "sl"], res.stderr
     finally:
         box.close()
+
+
+GRADLE = ('plugins {\n    id "java"\n}\nrepositories {\n    mavenCentral()\n}\ndependencies {\n'
+          '    testImplementation platform("org.junit:junit-bom:5.10.0")\n'
+          '    testImplementation "org.junit.jupiter:junit-jupiter"\n'
+          '    testImplementation "org.assertj:assertj-core:3.25.1"\n}\n')
+JAVA_TEST = ('import org.junit.jupiter.api.Disabled;\nimport org.junit.jupiter.api.Test;\n'
+             'import static org.assertj.core.api.Assertions.assertThat;\n\npublic class TwoferTest {\n'
+             '    @Test\n    public void noName() {\n        assertThat(new Twofer().twofer(null)).isEqualTo("One for you, one for me.");\n    }\n\n'
+             '    @Disabled("Remove to run test")\n    @Test\n    public void aName() {\n'
+             '        assertThat(new Twofer().twofer("Alice")).isEqualTo("One for Alice, one for me.");\n    }\n}\n')
+
+
+def test_a_gradle_junit_exercise_on_a_jdk_debian_lacks_runs_with_debian_s_junit(tmp_path, online):
+    from .test_prepared_installs import tb_task
+
+    root = tb_task(tmp_path / "java-twofer", {
+        "workspace/build.gradle": GRADLE,
+        "workspace/src/main/java/Twofer.java": "public class Twofer {\n    public String twofer(String name) {\n"
+                                               "        throw new UnsupportedOperationException();\n    }\n}\n",
+        "tests/src/test/java/TwoferTest.java": JAVA_TEST,
+    }, 'find "$TEST_DIR" -type f -name "*.java" -print0 | xargs -0 -I {} sed -i \'s/@Disabled("Remove to run test")//g\' "{}"\n'
+       "mkdir -p src/test/java && cp -r $TEST_DIR/src/test/java/. src/test/java/\n"
+       "if [ -f ./gradlew ]; then ./gradlew test --no-daemon; elif [ -f build.gradle ]; then gradle test --no-daemon; fi\n",
+        "cat > src/main/java/Twofer.java <<'J'\npublic class Twofer {\n    public String twofer(String name) {\n"
+        "        return \"One for \" + (name == null ? \"you\" : name) + \", one for me.\";\n    }\n}\nJ\n")
+    dockerfile = root / "Dockerfile"
+    dockerfile.write_text(dockerfile.read_text().replace(
+        "WORKDIR", "RUN apt-get update && apt-get install -y openjdk-21-jdk\nENV JAVA_HOME=/usr/lib/jvm/java-21-openjdk-amd64\n"
+                   "ENV PATH=$JAVA_HOME/bin:$PATH\nWORKDIR"))
+    task = load_task(root)
+    assert task.unsupported is None and any("termrl-junit" in s for s in task.substitutions)
+    [entry] = envs.prepare([Entry(task.id, task=task)])
+    row = check_task(entry.task)
+    assert row.status == "valid", row.reason
+
+
+def test_the_go_tarball_becomes_debian_s_go(tmp_path, online):
+    from .test_prepared_installs import tb_task
+
+    root = tb_task(tmp_path / "go-hello", {
+        "workspace/go.mod": "module hello\n\ngo 1.18\n",
+        "workspace/hello.go": "package hello\n\nfunc Hello() string { return \"\" }\n",
+        "tests/hello_test.go": "package hello\n\nimport \"testing\"\n\nfunc TestHello(t *testing.T) {\n"
+                               "\tif Hello() != \"Hello, World!\" {\n\t\tt.Fatal(Hello())\n\t}\n}\n",
+    }, "go mod download\ncp $TEST_DIR/*_test.go .\ngo test ./...\n",
+        "cat > hello.go <<'G'\npackage hello\n\nfunc Hello() string { return \"Hello, World!\" }\nG\n")
+    dockerfile = root / "Dockerfile"
+    dockerfile.write_text(dockerfile.read_text().replace(
+        "WORKDIR", 'RUN curl -L "https://golang.org/dl/go1.21.5.linux-amd64.tar.gz" -o go.tar.gz && '
+                   "tar -C /usr/local -xzf go.tar.gz\nENV PATH=\"/usr/local/go/bin:$PATH\"\nWORKDIR"))
+    task = load_task(root)
+    assert task.unsupported is None and task.substitutions == ("the Go toolchain tarball -> Debian's golang-go",)
+    [entry] = envs.prepare([Entry(task.id, task=task)])
+    row = check_task(entry.task)
+    assert row.status == "valid", row.reason

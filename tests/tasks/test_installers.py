@@ -200,3 +200,12 @@ def test_tests_that_call_a_remote_judge_are_named():
     local = TaskFile(b'import requests\nURL = "http://127.0.0.1:8000/health"\n')
     text_only = TaskFile(b'EXPECTED = "see https://example.org/docs"\n')
     assert docker_env.tests_reach_network({"test_a.py": local, "test_b.py": text_only}) is None
+
+
+def test_a_replaced_command_keeps_the_shell_keyword_before_it():
+    done = rewrite_test_script("if [ -f ./gradlew ]; then ./gradlew test; elif [ -f build.gradle ]; then gradle test; fi\n"
+                               "if true; then npm install; else pip install x; fi\n",
+                               {"build.gradle": BUILD_GRADLE, "package.json": PACKAGE_JSON})
+    assert done.text.splitlines() == [
+        f"if [ -f ./gradlew ]; then {JUNIT}; elif [ -f build.gradle ]; then {JUNIT}; fi",
+        f"if true; then ln -sfn {NPM_MOUNT}/node_modules node_modules; else true; fi"]
