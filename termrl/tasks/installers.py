@@ -242,6 +242,9 @@ def _rewrite_command(segment: str, out: ScriptInstalls, files: dict[str, bytes],
     if m := _UV_RUN.match(cmd):
         _pytest_plugins(cmd, out)
         return segment.replace(m.group(0), "python3 -m pytest" if m.group(1) == "pytest" else "python3", 1)
+    if re.match(r"^python(\s|$)", cmd) and not _host_has("/usr/bin/python"):
+        out.system_packages.append("python-is-python3")
+        _say(out, "python -> Debian's python-is-python3 (the image's python command)")
     if _PYTEST.match(cmd):
         _pytest_plugins(cmd, out)
         return segment
@@ -290,6 +293,12 @@ def _pytest_plugins(cmd: str, out: ScriptInstalls) -> None:
         if plugin and plugin not in out.python_requirements:
             out.python_requirements.append(plugin)
             _say(out, f"pytest {word.split('=')[0]}: {plugin} from PyPI (the plugin the task's image had)")
+
+
+def _host_has(path: str) -> bool:
+    import os
+
+    return os.path.exists(path)
 
 
 def _say(out: ScriptInstalls, note: str) -> None:
