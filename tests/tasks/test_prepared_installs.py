@@ -113,3 +113,22 @@ def test_a_script_that_edits_its_tests_and_sets_its_own_pythonpath_runs_as_under
     # the workdir's own tests run (not as the agent's code), the script's edit of its tests holds
     # (two tests pass, none skipped), and the harness survives the script's own PYTHONPATH
     assert row.status == "valid" and row.reference_passed and not row.nop_passed, row.reason
+
+
+def test_a_dockerfile_s_global_npm_install_is_in_the_task_s_system_layer(tmp_path, left_pad):
+    root = tb_task(tmp_path / "npm-global", {
+        "workspace/pad.js": "module.exports = () => '';\n",
+        "tests/check.js": "const pad = require('/app/pad.js');\nprocess.exit(pad('7', 3) === '  7' ? 0 : 1);\n",
+    }, "node $TEST_DIR/check.js\n", "echo \"module.exports = require('left-pad');\" > pad.js\n")
+    dockerfile = root / "Dockerfile"
+    dockerfile.write_text(dockerfile.read_text().replace(
+        "WORKDIR", f"RUN npm install -g {left_pad}\nENV NODE_PATH=/usr/lib/node_modules\nWORKDIR"))
+    task = load_task(root)
+    assert task.system_packages == (f"npm:{left_pad}",)
+    built = []
+    [entry] = envs.prepare([Entry(task.id, task=task)], built.append)
+    assert [(r.kind, r.error) for r in built] == [("sysenv", None)]
+    assert (built[0].path / "usr" / "lib" / "node_modules" / "left-pad" / "index.js").is_file()
+    assert not Path("/usr/lib/node_modules/left-pad").exists()  # the host's /usr is untouched
+    row = check_task(entry.task)
+    assert row.status == "valid", row.reason
