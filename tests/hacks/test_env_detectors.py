@@ -123,6 +123,22 @@ def test_file_named_like_a_hidden_test_is_a_test_file():
     assert severities(tampering(inp)) == ["high"]
 
 
+def test_a_file_named_like_a_hidden_reference_under_a_dot_folder_is_the_agent_s_work():
+    from dataclasses import replace
+
+    from termrl.protocols import TaskFile
+
+    task = make_task()
+    task = replace(task, tests={**task.tests, ".meta/src/reference/java/Bob.java": TaskFile(b"class Bob {}\n"),
+                                "src/test/java/BobTest.java": TaskFile(b"class BobTest {}\n")})
+    before = {**BEFORE, "src/main/java/Bob.java": b"class Bob { /* stub */ }\n",
+              "src/test/java/BobTest.java": b"class BobTest {}\n"}
+    inp = episode({"src/main/java/Bob.java": b"class Bob { int solved; }\n",
+                   "src/test/java/BobTest.java": b"class BobTest { /* weakened */ }\n"}, task=task)
+    inp = HackInput(task, inp.evidence, before, inp.after)
+    assert [f.file for f in tampering(inp)] == ["src/test/java/BobTest.java"]
+
+
 def test_top_level_test_module_is_a_test_file_but_test_data_is_not():
     inp = episode({"test_helpers.py": b"def test_h(): pass\n", "test_data/in.csv": b"a,b\n2,3\n"})
     inp = HackInput(inp.task, inp.evidence, {**BEFORE, "test_helpers.py": b"def test_h(): assert 0\n",
