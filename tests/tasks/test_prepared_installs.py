@@ -132,3 +132,13 @@ def test_a_dockerfile_s_global_npm_install_is_in_the_task_s_system_layer(tmp_pat
     assert not Path("/usr/lib/node_modules/left-pad").exists()  # the host's /usr is untouched
     row = check_task(entry.task)
     assert row.status == "valid", row.reason
+
+
+def test_an_interrupted_build_is_never_mounted_and_the_next_build_clears_it():
+    project = (("package.json", json.dumps({"name": "empty", "dependencies": {}}).encode()),)
+    where = npmenv.location(project)
+    stale = where.with_name(f"{where.name}.tmp-999999")  # what a killed prepare leaves
+    (stale / "node_modules").mkdir(parents=True)
+    assert npmenv.built(project) is None  # never taken for a built environment
+    built = npmenv.build(project)
+    assert not stale.exists() and built.path == where and npmenv.built(project) == where
