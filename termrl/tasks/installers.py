@@ -20,9 +20,11 @@ Terminal-Bench and Harbor tasks use and says what stands in for each:
 from __future__ import annotations
 
 import functools
+import os
 import re
 import shlex
 import subprocess
+import tomllib
 from dataclasses import dataclass, field
 
 
@@ -186,6 +188,27 @@ install) become ``true``, so the script's ``cd`` lines still land where they did
 _BUILD_STEP = re.compile(r"^\s*(cmake|make|ninja|meson|\./configure)\b[^;&|]*$")
 
 
+HEADERS = {"gtest/gtest.h": ("libgtest-dev",), "gmock/gmock.h": ("libgmock-dev",),
+           "boost/": ("libboost-all-dev",)}
+"""A C/C++ header the task's sources include -> the Debian packages that ship it: a task whose
+image had the library (its test script does not install it) gets Debian's."""
+_INCLUDE = re.compile(r'^\s*#\s*include\s*[<"]([^>"]+)[>"]', re.M)
+
+
+def headers_needed(files: dict[str, bytes]) -> list[tuple[str, str]]:
+    """(Debian package, note) for each library ``files``' C/C++ sources include (``HEADERS``)."""
+    out: dict[str, str] = {}
+    for name, data in sorted(files.items()):
+        if not name.endswith((".c", ".cc", ".cpp", ".cxx", ".h", ".hh", ".hpp")):
+            continue
+        for header in _INCLUDE.findall(data.decode(errors="replace")):
+            for prefix, debs in HEADERS.items():
+                for deb in debs:
+                    if header.startswith(prefix) and deb not in out:
+                        out[deb] = f"#include <{header}>: Debian's {deb} (the library the task's image had)"
+    return list(out.items())
+
+
 def rewrite_test_script(text: str, workspace_files: dict[str, bytes]) -> ScriptInstalls:
     """``text`` with every install it runs replaced by ``true`` and recorded (built at prepare
     time instead); ``workspace_files`` (relative path -> bytes) answers what the installs read
@@ -296,8 +319,6 @@ def _pytest_plugins(cmd: str, out: ScriptInstalls) -> None:
 
 
 def _host_has(path: str) -> bool:
-    import os
-
     return os.path.exists(path)
 
 
@@ -334,8 +355,6 @@ def _pip_requirements(args: str, files: dict[str, bytes], out: ScriptInstalls) -
 
 def _cargo_dependencies(cargo_toml: str) -> list[str]:
     """The crates a Cargo.toml depends on (any [*dependencies] table), by name."""
-    import tomllib
-
     try:
         data = tomllib.loads(cargo_toml) if cargo_toml else {}
     except tomllib.TOMLDecodeError:

@@ -98,8 +98,7 @@ def build(files: tuple[tuple[str, bytes], ...], timeout: float = 1800.0) -> Buil
             command = ["npm", "ci" if ci else "install", "--no-audit", "--no-fund", "--loglevel=error"]
             home = tmp.parent / f"{tmp.name}.home"
             home.mkdir(exist_ok=True)
-            env = {**os.environ, "HOME": str(home),
-                   "npm_config_cache": str(cache_root() / "npm-cache"), "npm_config_update_notifier": "false"}
+            env = npm_environment(home)
             try:
                 res = subprocess.run(command, cwd=tmp, capture_output=True, text=True, timeout=timeout, env=env)
             except subprocess.TimeoutExpired:
@@ -107,12 +106,7 @@ def build(files: tuple[tuple[str, bytes], ...], timeout: float = 1800.0) -> Buil
             finally:
                 subprocess.run(["rm", "-rf", str(home)])
             if res.returncode != 0:
-                text = res.stderr + res.stdout
-                m = re.search(r"404 Not Found - GET \S+/(@?[^/\s]+(?:%2f[^/\s]+)?)", text) or \
-                    re.search(r"notarget No matching version found for (\S+)\.", text)
-                lines = [l for l in text.splitlines() if "ERR!" in l][:6]
-                raise BuildError(f"npm install failed: {' '.join(lines)[-500:] or text.strip()[-500:]}",
-                                 m.group(1).replace("%2f", "/") if m else None)
+                raise failure("npm install", res.stderr + res.stdout)
             (tmp / "node_modules").mkdir(exist_ok=True)
             for p in [tmp, *tmp.rglob("*")]:  # readable by the sandbox's user, never writable
                 if not p.is_symlink():
@@ -127,6 +121,23 @@ def build(files: tuple[tuple[str, bytes], ...], timeout: float = 1800.0) -> Buil
         os.chmod(tmp / MANIFEST, 0o644)
         tmp.rename(where)
         return Built(where, names, size, seconds, cached=False, shared_bytes=shared)
+
+
+def npm_environment(home: Path) -> dict[str, str]:
+    """The host's environment (its registry, proxy and CA settings) with a private HOME and the
+    cache's shared npm download cache."""
+    return {**os.environ, "HOME": str(home), "npm_config_cache": str(cache_root() / "npm-cache"),
+            "npm_config_update_notifier": "false"}
+
+
+def failure(what: str, text: str, prefix: str = "") -> BuildError:
+    """A failed npm command's error, naming the package it could not get (with ``prefix``) when
+    npm says which."""
+    m = re.search(r"404 Not Found - GET \S+/(@?[^/\s]+(?:%2f[^/\s]+)?)", text) or \
+        re.search(r"notarget No matching version found for (\S+?)\.?$", text, re.M)
+    lines = " ".join(line for line in text.splitlines() if "ERR!" in line or "npm error" in line)
+    return BuildError(f"{what} failed: {lines[-500:] or text.strip()[-500:]}",
+                      f"{prefix}{m.group(1).replace('%2f', '/')}" if m else None)
 
 
 def binds(task) -> dict[str, str]:

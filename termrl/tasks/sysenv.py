@@ -55,6 +55,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from termrl.protocols import SetupError
+from termrl.tasks import npmenv
 from termrl.tasks.pyenv import BuildError, Built, building, cache_root, touch
 
 MANIFEST = "manifest.json"
@@ -205,8 +206,7 @@ def _npm_globals(specs: list[str], staging: Path, work: Path, timeout: float) ->
     if not specs:
         return
     (staging / "usr").mkdir(parents=True, exist_ok=True)
-    env = {**os.environ, "HOME": str(work / "npm-home"), "npm_config_cache": str(cache_root() / "npm-cache"),
-           "npm_config_update_notifier": "false", "npm_config_globalconfig": _npm_global_config()}
+    env = {**npmenv.npm_environment(work / "npm-home"), "npm_config_globalconfig": _npm_global_config()}
     command = ["npm", "install", "-g", "--prefix", str(staging / "usr"), "--no-audit", "--no-fund",
                "--loglevel=error", *specs]
     try:
@@ -216,12 +216,7 @@ def _npm_globals(specs: list[str], staging: Path, work: Path, timeout: float) ->
     except subprocess.TimeoutExpired:
         raise BuildError(f"npm install -g {' '.join(specs)} ran past {timeout:.0f} s") from None
     if res.returncode != 0:
-        text = res.stderr + res.stdout
-        m = re.search(r"404 Not Found - GET \S+/(@?[^/\s]+)", text) or \
-            re.search(r"notarget No matching version found for (\S+?)\.?$", text, re.M)
-        lines = " ".join(l for l in text.splitlines() if "ERR!" in l)[-500:]
-        raise BuildError(f"npm install -g {' '.join(specs)} failed: {lines or text.strip()[-500:]}",
-                         f"{NPM}{m.group(1).replace('%2f', '/')}" if m else None)
+        raise npmenv.failure(f"npm install -g {' '.join(specs)}", res.stderr + res.stdout, prefix=NPM)
 
 
 def _npm_global_config() -> str:

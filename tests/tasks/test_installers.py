@@ -209,3 +209,12 @@ def test_a_replaced_command_keeps_the_shell_keyword_before_it():
     assert done.text.splitlines() == [
         f"if [ -f ./gradlew ]; then {JUNIT}; elif [ -f build.gradle ]; then {JUNIT}; fi",
         f"if true; then ln -sfn {NPM_MOUNT}/node_modules node_modules; else true; fi"]
+
+
+def test_a_library_the_sources_include_but_nothing_installs_comes_from_debian(monkeypatch):
+    monkeypatch.setattr(docker_env, "debian_package_installed", lambda name: False)
+    workspace = {"unit_tests/t.cpp": TaskFile(b'#include "gtest/gtest.h"\n#include <vector>\nTEST(A, B) {}\n')}
+    _, reason, plan = spec_for("#!/bin/bash\nmake test -f makefile_test\n", {"t.py": TaskFile(b"")}, "run-tests.sh",
+                               (), Kind.SCRIPT, "run-tests.sh", workspace)
+    assert reason is None and plan.system_packages == ["libgtest-dev"]
+    assert plan.substitutions == ["#include <gtest/gtest.h>: Debian's libgtest-dev (the library the task's image had)"]

@@ -573,6 +573,10 @@ def test_spec_for(script: str, tests: dict[str, TaskFile], name: str, env: tuple
         else:
             plan.tests[file] = TaskFile(done.text.encode(), tests[file].mode)
     reason = reason or _workdir_scripts_offline(plan.script or script, files)
+    for package, note in installers.headers_needed({**files, **{k: f.data for k, f in tests.items()}}):
+        if package not in plan.system_packages and missing_debian_packages([package]):
+            plan.system_packages.append(package)
+            plan.substitutions.append(note)
     return TestSpec(kind=fallback, script=script_file, env=env), reason, plan
 
 
