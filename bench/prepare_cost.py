@@ -8,7 +8,8 @@ JavaScript, Python, Rust), into a fresh cache:
   TASK_cached_s=        the same prepare again: everything cached
   TASK_start_ms=        median start of an episode sandbox with the task's layers mounted, files in
                         place and setup run (``open_sandbox``), over --starts starts
-  TASK_start_ratio=     TASK_start_ms / plain_start_ms
+  TASK_bare_start_ms=   the same task with no environment mounted (its files and setup only)
+  TASK_start_ratio=     TASK_start_ms / TASK_bare_start_ms: what mounting its layers costs a start
   plain_start_ms=       the same for a task with no environment (a plain sandbox), in the same run
   cache_mib=            the cache's disk use at the end, each file once (``pyenv.usage``)
   copies_mib=           what the environments would take as separate copies (their sizes summed)
@@ -20,6 +21,7 @@ Usage: python bench/prepare_cost.py DATASET/polyglot_cpp_all-your-base DATASET/p
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import shutil
 import statistics
@@ -78,8 +80,11 @@ def main() -> None:
             envs.prepare([Entry(task.id, task=task)], limit_cache=False)
             again = time.monotonic() - t0
             start = starts(entry.task)
+            bare = starts(dataclasses.replace(entry.task, python_requirements=(), system_packages=(),
+                                              system_files={}, node_project={}))
             print(f"{name}_cold_s={cold:.1f}\n{name}_cold_mib={added / 2**20:.0f}\n{name}_cached_s={again:.2f}\n"
-                  f"{name}_start_ms={start:.1f}\n{name}_start_ratio={start / plain:.2f}", flush=True)
+                  f"{name}_start_ms={start:.1f}\n{name}_bare_start_ms={bare:.1f}\n"
+                  f"{name}_start_ratio={start / bare:.2f}", flush=True)
         print(f"cache_mib={pyenv.usage() / 2**20:.0f}\ncopies_mib={copies / 2**20:.0f}")
     finally:
         if args.keep:

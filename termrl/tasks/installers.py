@@ -229,7 +229,7 @@ def rewrite_test_script(text: str, workspace_files: dict[str, bytes]) -> ScriptI
             building = not re.match(r"^\s*make\s+install\b", line)
             lines.append(line[:len(line) - len(line.lstrip())] + "true\n")
             continue
-        parts = _SEP.split(line.rstrip("\n"))
+        parts = split_commands(line.rstrip("\n"))
         for i in range(0, len(parts), 2):
             parts[i] = _rewrite_command(parts[i], out, workspace_files, line)
             if out.unsupported:
@@ -307,6 +307,40 @@ def _rewrite_command(segment: str, out: ScriptInstalls, files: dict[str, bytes],
             out.unsupported = f"go.mod requires {requires[0]}, from the Go module proxy, which is out of reach here"
         return segment
     return segment
+
+
+def split_commands(line: str) -> list[str]:
+    """``line`` split at the shell's command separators outside quotes: [command, separator,
+    command, ...] (as ``re.split`` with a group gives), so joining the parts gives the line back.
+
+    >>> split_commands('echo "tests (python)" && npm install; (cd x)')
+    ['echo "tests (python)" ', '&&', ' npm install', ';', ' ', '(', 'cd x', ')', '']
+    """
+    parts, start, i, quote = [], 0, 0, None
+    while i < len(line):
+        c = line[i]
+        if quote:
+            if c == "\\" and quote == '"':
+                i += 2
+                continue
+            if c == quote:
+                quote = None
+        elif c in "'\"":
+            quote = c
+        elif c == "\\":
+            i += 2
+            continue
+        elif c == "#" and (i == 0 or line[i - 1].isspace()):
+            break  # a comment runs to the end of the line
+        else:
+            m = _SEP.match(line, i)
+            if m:
+                parts += [line[start:i], m.group(0)]
+                i = start = m.end()
+                continue
+        i += 1
+    parts.append(line[start:])
+    return parts
 
 
 def _pytest_plugins(cmd: str, out: ScriptInstalls) -> None:
