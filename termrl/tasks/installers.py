@@ -229,6 +229,9 @@ def rewrite_test_script(text: str, workspace_files: dict[str, bytes]) -> ScriptI
             building = not re.match(r"^\s*make\s+install\b", line)
             lines.append(line[:len(line) - len(line.lstrip())] + "true\n")
             continue
+        # the library's build is the lines right after its clone: mkdir, cd deeper into its folder
+        # and build steps; anything else (cd /app) is the task's own again
+        building = building and bool(re.match(r"^\s*(mkdir\s.*|cd\s+(?![/$~.])\S+\s*)?$", line))
         parts = split_commands(line.rstrip("\n"))
         for i in range(0, len(parts), 2):
             parts[i] = _rewrite_command(parts[i], out, workspace_files, line)

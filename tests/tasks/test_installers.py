@@ -218,3 +218,13 @@ def test_a_library_the_sources_include_but_nothing_installs_comes_from_debian(mo
                                (), Kind.SCRIPT, "run-tests.sh", workspace)
     assert reason is None and plan.system_packages == ["libgtest-dev"]
     assert plan.substitutions == ["#include <gtest/gtest.h>: Debian's libgtest-dev (the library the task's image had)"]
+
+
+def test_the_task_s_own_make_after_a_library_build_without_install_still_runs():
+    done = rewrite_test_script("git clone https://github.com/google/googletest.git\ncd googletest\ncmake .\nmake\n"
+                               "cd /app\necho built\nmake test -f makefile_test\n", {})
+    assert done.text.splitlines() == ["mkdir -p googletest", "cd googletest", "true", "true", "cd /app",
+                                      "echo built", "make test -f makefile_test"]
+    done = rewrite_test_script("git clone https://github.com/google/googletest.git\ncd googletest\nmkdir build\n"
+                               "cd build\ncmake ..\nmake\ncd /app\nmake test\n", {})
+    assert done.text.splitlines()[-2:] == ["cd /app", "make test"]
