@@ -134,6 +134,29 @@ def gradle_blocker(build_gradle: str) -> str | None:
     return None
 
 
+# --------------------------------------------------------------------------- Rust crates
+
+CARGO_HOME_DIR = "/usr/share/termrl/cargo"
+"""In a task's system layer: the Cargo configuration that replaces crates.io with the crates
+Debian packages (``librust-NAME-dev``, under /usr/share/cargo/registry); the sandbox mounts it
+at ``/.cargo``, where Cargo looks from any working directory."""
+CARGO_CONFIG = """# termrl: crates.io is out of reach; Debian's packaged crates stand in for it.
+[source.crates-io]
+replace-with = "debian-packages"
+
+[source.debian-packages]
+directory = "/usr/share/cargo/registry"
+
+[net]
+offline = true
+"""
+
+
+def crate_package(crate: str) -> str:
+    """The Debian package of a crate: ``librust-NAME-dev`` (``_`` as ``-``)."""
+    return f"librust-{crate.lower().replace('_', '-')}-dev"
+
+
 # --------------------------------------------------------------------------- test scripts
 
 
@@ -148,6 +171,8 @@ class ScriptInstalls:
     """It runs ``npm install`` (or ``npm ci``) on the workdir's package.json."""
     junit: bool = False
     """It runs ``gradle test``, now ``termrl-junit``."""
+    cargo_registry: bool = False
+    """Its crates come from Debian's packages (``CARGO_CONFIG``)."""
     substitutions: list[str] = field(default_factory=list)
     unsupported: str | None = None
     network: str | None = None
@@ -302,7 +327,10 @@ def _rewrite_command(segment: str, out: ScriptInstalls, files: dict[str, bytes],
     if re.match(r"^cargo\s+(test|build|run|check)\b", cmd):
         crates = _cargo_dependencies(files.get("Cargo.toml", b"").decode(errors="replace"))
         if crates:
-            out.unsupported = f"Cargo.toml needs the crate {crates[0]} from crates.io, which is out of reach here"
+            debs = [crate_package(c) for c in crates]
+            out.system_packages += debs
+            out.cargo_registry = True
+            _say(out, f"crates.io -> Debian's packaged crates ({' '.join(debs)}), through a Cargo source replacement")
         return segment
     if re.match(r"^go\s+mod\s+(download|tidy)\b", cmd):
         requires = _go_requires(files.get("go.mod", b"").decode(errors="replace"))

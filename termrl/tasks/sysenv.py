@@ -56,6 +56,7 @@ from pathlib import Path
 
 from termrl.protocols import SetupError
 from termrl.tasks import npmenv
+from termrl.tasks.installers import CARGO_HOME_DIR
 from termrl.tasks.pyenv import BuildError, Built, building, cache_root, touch
 
 MANIFEST = "manifest.json"
@@ -269,6 +270,14 @@ def _merge(staging: Path, root: Path) -> int:
                 shutil.copy2(src, dst)
                 size += src.stat().st_size
     return size
+
+
+def binds(task) -> dict[str, str]:
+    """Folders of the task's system layer mounted elsewhere too: its Cargo configuration at
+    ``/.cargo`` (``installers.CARGO_HOME_DIR``), where Cargo finds it from any working directory."""
+    root = system_root(task)
+    cargo = Path(root, CARGO_HOME_DIR.lstrip("/")) if root else None
+    return {"/.cargo": str(cargo)} if cargo is not None and cargo.is_dir() else {}
 
 
 def system_root(task) -> str | None:

@@ -105,3 +105,25 @@ def test_the_go_tarball_becomes_debian_s_go(tmp_path, online):
     [entry] = envs.prepare([Entry(task.id, task=task)])
     row = check_task(entry.task)
     assert row.status == "valid", row.reason
+
+
+def test_a_crate_from_crates_io_comes_from_debian_s_packaged_crates(tmp_path, online):
+    from .test_prepared_installs import tb_task
+
+    root = tb_task(tmp_path / "rust-crate", {
+        "workspace/Cargo.toml": '[package]\nname = "parse"\nversion = "0.1.0"\nedition = "2021"\n\n'
+                                '[dependencies]\nanyhow = "1.0"\n',
+        "workspace/src/lib.rs": "pub fn double(s: &str) -> anyhow::Result<i64> { unimplemented!() }\n",
+        "tests/tests/parse.rs": "#[test]\nfn doubles() { assert_eq!(parse::double(\"21\").unwrap(), 42); }\n",
+    }, "mkdir -p tests && cp -r $TEST_DIR/tests/* tests/\ncargo test\n",
+        "cat > src/lib.rs <<'R'\npub fn double(s: &str) -> anyhow::Result<i64> {\n"
+        "    Ok(2 * s.trim().parse::<i64>()?)\n}\nR\n")
+    dockerfile = root / "Dockerfile"
+    dockerfile.write_text(dockerfile.read_text().replace(
+        "WORKDIR", "RUN curl --proto '=https' --tlsv1.2 -sSf https://sh.rustup.rs | sh -s -- -y\n"
+                   'ENV PATH="/root/.cargo/bin:${PATH}"\nWORKDIR'))
+    task = load_task(root)
+    assert task.unsupported is None and "librust-anyhow-dev" in task.system_packages
+    [entry] = envs.prepare([Entry(task.id, task=task)])
+    row = check_task(entry.task)
+    assert row.status == "valid", row.reason

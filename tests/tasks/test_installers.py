@@ -185,12 +185,15 @@ def test_a_workdir_script_that_downloads_at_test_time_is_unsupported_naming_it()
     assert reason is None
 
 
-def test_a_crate_from_crates_io_is_named_and_a_path_dependency_is_not():
-    toml = b'[package]\nname = "x"\n\n[dependencies]\ntime = "0.3"\nlocal = { path = "../local" }\n'
+def test_crates_come_from_debian_s_packaged_crates_and_a_path_dependency_needs_none():
+    toml = b'[package]\nname = "x"\n\n[dependencies]\ntime = "0.3"\nlocal = { path = "../local" }\n' \
+           b'[dev-dependencies]\nproc_macro2 = "1"\n'
     done = rewrite_test_script("cargo test --verbose\n", {"Cargo.toml": toml})
-    assert done.unsupported == "Cargo.toml needs the crate time from crates.io, which is out of reach here"
-    done = rewrite_test_script("cargo test\n", {"Cargo.toml": toml.replace(b'time = "0.3"\n', b"")})
-    assert done.unsupported is None
+    assert done.unsupported is None and done.cargo_registry
+    assert done.system_packages == ["librust-time-dev", "librust-proc-macro2-dev"]
+    assert "debian-packages" in installers.CARGO_CONFIG and 'directory = "/usr/share/cargo/registry"' in installers.CARGO_CONFIG
+    done = rewrite_test_script("cargo test\n", {"Cargo.toml": toml.split(b"[dependencies]")[0]})
+    assert not done.cargo_registry and done.system_packages == []
 
 
 def test_tests_that_call_a_remote_judge_are_named():

@@ -466,6 +466,8 @@ class ScriptPlan:
     """The script installs the workdir's package.json (``termrl.tasks.npmenv``)."""
     junit: bool = False
     """The script's ``gradle test`` runs as ``termrl-junit``."""
+    cargo_registry: bool = False
+    """Its crates come from Debian's packages (``installers.CARGO_CONFIG``)."""
     substitutions: list[str] = field(default_factory=list)
 
 
@@ -566,6 +568,7 @@ def test_spec_for(script: str, tests: dict[str, TaskFile], name: str, env: tuple
         if done.junit:
             plan.system_packages += missing_debian_packages(list(installers.JUNIT_PACKAGES))
         plan.npm_project = plan.npm_project or done.npm_project
+        plan.cargo_registry = plan.cargo_registry or done.cargo_registry
         plan.junit = plan.junit or done.junit
         plan.substitutions += [s for s in done.substitutions if s not in plan.substitutions]
         if file == name:
@@ -608,9 +611,12 @@ def node_project(plan: ScriptPlan, workspace: dict[str, TaskFile]) -> dict[str, 
 
 def task_files(plan: ScriptPlan) -> dict[str, TaskFile]:
     """The files the test script's stand-ins need in the task's system layer."""
-    if not plan.junit:
-        return {}
-    return {installers.JUNIT: TaskFile(installers.JUNIT_SCRIPT.encode(), 0o755)}
+    files = {}
+    if plan.junit:
+        files[installers.JUNIT] = TaskFile(installers.JUNIT_SCRIPT.encode(), 0o755)
+    if plan.cargo_registry:
+        files[f"{installers.CARGO_HOME_DIR}/config.toml"] = TaskFile(installers.CARGO_CONFIG.encode(), 0o644)
+    return files
 
 
 _NET_LIBRARY = re.compile(r"^\s*(import\s+[\w., ]*?\b|from\s+)(requests|httpx|aiohttp|urllib\.request|urllib3|http\.client)\b",
