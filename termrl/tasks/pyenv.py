@@ -214,9 +214,14 @@ def share(tree: Path) -> tuple[int, int]:
     Environments are mounted read-only and never written after they are built, so a file one
     serves is never changed through another. Returns (bytes ``tree`` adds to the cache, bytes it
     shares with environments built before it)."""
+    return share_files(sorted(tree.rglob("*")))
+
+
+def share_files(paths: Iterable[Path]) -> tuple[int, int]:
+    """``share`` for the given files only (a system layer's own, among its links to the host's)."""
     store = objects()
     added = shared = 0
-    for path in sorted(tree.rglob("*")):
+    for path in paths:
         st = path.lstat()
         if not stat.S_ISREG(st.st_mode):  # folders, links
             continue
@@ -282,7 +287,7 @@ def usage() -> int:
                 if st.st_ino not in seen and stat.S_ISREG(st.st_mode):
                     seen.add(st.st_ino)
                     total += st.st_size
-    return total + sum(c.size_bytes for c in cached() if c.kind == "sysenv")
+    return total + sum(c.private_bytes for c in cached() if c.kind == "sysenv")
 
 
 def _pip_error(stderr: str) -> str:
@@ -359,6 +364,8 @@ class Cached:
     size_bytes: int
     last_used: float
     """When a sandbox last mounted it (or when it was built)."""
+    private_bytes: int = 0
+    """A system layer's bytes in no other file: its own files the content store does not hold."""
 
 
 def cached() -> list[Cached]:
@@ -370,7 +377,8 @@ def cached() -> list[Cached]:
             data = json.loads(manifest.read_text())
             used = manifest.parent / USED
             out.append(Cached(manifest.parent, kind, tuple(data.get("requirements") or data.get("packages") or data.get("files") or ()),
-                              data["size_bytes"], (used if used.exists() else manifest).stat().st_mtime))
+                              data["size_bytes"], (used if used.exists() else manifest).stat().st_mtime,
+                              data.get("private_bytes", data["size_bytes"])))
     return sorted(out, key=lambda c: c.last_used)
 
 

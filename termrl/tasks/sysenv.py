@@ -57,7 +57,7 @@ from pathlib import Path
 from termrl.protocols import SetupError
 from termrl.tasks import npmenv
 from termrl.tasks.installers import CARGO_HOME_DIR
-from termrl.tasks.pyenv import BuildError, Built, building, cache_root, touch
+from termrl.tasks.pyenv import BuildError, Built, building, cache_root, share_files, touch
 
 MANIFEST = "manifest.json"
 SUCCESSORS = {f"openjdk-{old}-{kind}": f"openjdk-17-{kind}" for old in (8, 11)
@@ -141,19 +141,23 @@ def build(packages: Iterable[str], files: Files = (), timeout: float = 1800.0) -
                     target.chmod(mode)
                 tmp.mkdir()
                 _copy_host(tmp)
-                size = _merge(staging, tmp)
+                own = _merge(staging, tmp)
+                # the layer's own files that another layer or environment already has become links
+                added, shared = share_files(own)
+                private = sum(p.stat().st_size for p in own if p.stat().st_nlink == 1)
         except BaseException:
             shutil.rmtree(tmp, ignore_errors=True)
             raise
         seconds = time.monotonic() - start
         (tmp / MANIFEST).write_text(json.dumps({"packages": list(pkgs), "substituted": substituted,
                                                 "files": [p for p, _, _ in files],
-                                                "debs": sorted(d.name for d in debs),
-                                                "size_bytes": size, "seconds": round(seconds, 1)}, indent=1))
+                                                "debs": sorted(d.name for d in debs), "size_bytes": added,
+                                                "shared_bytes": shared, "private_bytes": private,
+                                                "seconds": round(seconds, 1)}, indent=1))
         os.chmod(tmp / MANIFEST, 0o644)
         os.chmod(tmp, 0o755)
         tmp.rename(where)
-        return Built(where, pkgs, size, seconds, cached=False)
+        return Built(where, pkgs, added, seconds, cached=False, shared_bytes=shared)
 
 
 def _fetch(pkgs: tuple[str, ...], into: Path, timeout: float, substituted: dict | None = None) -> list[Path]:
@@ -240,11 +244,12 @@ def _copy_host(root: Path) -> None:
                              f"it: set TERMRL_CACHE): {res.stderr.strip()[-300:]}")
 
 
-def _merge(staging: Path, root: Path) -> int:
-    """Put every file of ``staging`` into ``root`` without writing through a hard link; returns bytes."""
-    size = 0
+def _merge(staging: Path, root: Path) -> list[Path]:
+    """Put every file of ``staging`` into ``root`` without writing through a hard link; returns
+    the files copied (the layer's own)."""
+    copied: list[Path] = []
     if not staging.is_dir():
-        return 0
+        return copied
     for dirpath, dirnames, filenames in os.walk(staging):
         rel = Path(dirpath).relative_to(staging)
         parts = rel.parts
@@ -268,8 +273,8 @@ def _merge(staging: Path, root: Path) -> int:
                 os.symlink(os.readlink(src), dst)
             else:
                 shutil.copy2(src, dst)
-                size += src.stat().st_size
-    return size
+                copied.append(dst)
+    return copied
 
 
 def binds(task) -> dict[str, str]:

@@ -114,3 +114,18 @@ def test_a_package_of_another_release_gets_its_successor(tmp_path, monkeypatch):
     manifest = json.loads((built.path / sysenv.MANIFEST).read_text())
     assert manifest["substituted"] == {"openjdk-11-jre-headless": "openjdk-17-jre-headless"}
     assert (built.path / "usr/bin/termrl-fake-java").exists()
+
+
+def test_layers_that_share_a_package_share_its_files():
+    folder = Path(os.environ["TERMRL_APT_DEBS"])
+    big = "x" * 50_000 + "\n"
+    make_deb(folder, "termrl-shared-lib", "1.0", {"/usr/lib/termrl-shared/data.txt": (big, 0o644)})
+    make_deb(folder, "termrl-tool-a", "1.0", {"/usr/bin/termrl-tool-a": ("#!/bin/sh\necho a\n", 0o755)})
+    make_deb(folder, "termrl-tool-b", "1.0", {"/usr/bin/termrl-tool-b": ("#!/bin/sh\necho b\n", 0o755)})
+    first = sysenv.build(["termrl-shared-lib", "termrl-tool-a"])
+    second = sysenv.build(["termrl-shared-lib", "termrl-tool-b"])
+    a, b = (layer.path / "usr/lib/termrl-shared/data.txt" for layer in (first, second))
+    assert a.read_text() == b.read_text() == big
+    assert a.stat().st_ino == b.stat().st_ino  # one file on disk, two layers
+    assert second.shared_bytes >= len(big) and first.shared_bytes == 0
+    assert not Path("/usr/lib/termrl-shared").exists()
