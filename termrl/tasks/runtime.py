@@ -37,7 +37,7 @@ def open_sandbox(task: Task, backend: str = "bwrap", command_timeout: float = 12
     if task.unsupported:
         raise SetupError(f"task {task.id} is unsupported here: {task.unsupported}")
     env, root = pyenv.environment(task), sysenv.system_root(task)
-    binds = {**pyenv.binds(task), **npmenv.binds(task), **sysenv.binds(task)}
+    binds = {**pyenv.binds(task), **npmenv.binds(task), **sysenv.binds(root)}
 
     def make() -> Sandbox:
         return make_sandbox(backend, workdir=task.workdir, limits=task.limits, dirs=list(task.extra_files),

@@ -277,10 +277,10 @@ def _merge(staging: Path, root: Path) -> list[Path]:
     return copied
 
 
-def binds(task) -> dict[str, str]:
-    """Folders of the task's system layer mounted elsewhere too: its Cargo configuration at
-    ``/.cargo`` (``installers.CARGO_HOME_DIR``), where Cargo finds it from any working directory."""
-    root = system_root(task)
+def binds(root: str | None) -> dict[str, str]:
+    """Folders of a system layer (``system_root``'s answer) mounted elsewhere too: its Cargo
+    configuration at ``/.cargo`` (``installers.CARGO_HOME_DIR``), where Cargo finds it from any
+    working directory."""
     cargo = Path(root, CARGO_HOME_DIR.lstrip("/")) if root else None
     return {"/.cargo": str(cargo)} if cargo is not None and cargo.is_dir() else {}
 

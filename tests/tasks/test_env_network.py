@@ -51,6 +51,12 @@ def test_a_dockerfile_s_pip_and_apt_installs_build_from_the_real_sources(tmp_pat
         box.close()
 
 
+def before_workdir(root, lines: str) -> None:
+    """Put Dockerfile ``lines`` before the task's WORKDIR line."""
+    dockerfile = root / "Dockerfile"
+    dockerfile.write_text(dockerfile.read_text().replace("WORKDIR", lines + "WORKDIR"))
+
+
 GRADLE = ('plugins {\n    id "java"\n}\nrepositories {\n    mavenCentral()\n}\ndependencies {\n'
           '    testImplementation platform("org.junit:junit-bom:5.10.0")\n'
           '    testImplementation "org.junit.jupiter:junit-jupiter"\n'
@@ -75,10 +81,8 @@ def test_a_gradle_junit_exercise_on_a_jdk_debian_lacks_runs_with_debian_s_junit(
        "if [ -f ./gradlew ]; then ./gradlew test --no-daemon; elif [ -f build.gradle ]; then gradle test --no-daemon; fi\n",
         "cat > src/main/java/Twofer.java <<'J'\npublic class Twofer {\n    public String twofer(String name) {\n"
         "        return \"One for \" + (name == null ? \"you\" : name) + \", one for me.\";\n    }\n}\nJ\n")
-    dockerfile = root / "Dockerfile"
-    dockerfile.write_text(dockerfile.read_text().replace(
-        "WORKDIR", "RUN apt-get update && apt-get install -y openjdk-21-jdk\nENV JAVA_HOME=/usr/lib/jvm/java-21-openjdk-amd64\n"
-                   "ENV PATH=$JAVA_HOME/bin:$PATH\nWORKDIR"))
+    before_workdir(root, "RUN apt-get update && apt-get install -y openjdk-21-jdk\nENV JAVA_HOME=/usr/lib/jvm/java-21-openjdk-amd64\n"
+                   "ENV PATH=$JAVA_HOME/bin:$PATH\n")
     task = load_task(root)
     assert task.unsupported is None and any("termrl-junit" in s for s in task.substitutions)
     [entry] = envs.prepare([Entry(task.id, task=task)])
@@ -96,10 +100,8 @@ def test_the_go_tarball_becomes_debian_s_go(tmp_path, online):
                                "\tif Hello() != \"Hello, World!\" {\n\t\tt.Fatal(Hello())\n\t}\n}\n",
     }, "go mod download\ncp $TEST_DIR/*_test.go .\ngo test ./...\n",
         "cat > hello.go <<'G'\npackage hello\n\nfunc Hello() string { return \"Hello, World!\" }\nG\n")
-    dockerfile = root / "Dockerfile"
-    dockerfile.write_text(dockerfile.read_text().replace(
-        "WORKDIR", 'RUN curl -L "https://golang.org/dl/go1.21.5.linux-amd64.tar.gz" -o go.tar.gz && '
-                   "tar -C /usr/local -xzf go.tar.gz\nENV PATH=\"/usr/local/go/bin:$PATH\"\nWORKDIR"))
+    before_workdir(root, 'RUN curl -L "https://golang.org/dl/go1.21.5.linux-amd64.tar.gz" -o go.tar.gz && '
+                   "tar -C /usr/local -xzf go.tar.gz\nENV PATH=\"/usr/local/go/bin:$PATH\"\n")
     task = load_task(root)
     assert task.unsupported is None and task.substitutions == ("the Go toolchain tarball -> Debian's golang-go",)
     [entry] = envs.prepare([Entry(task.id, task=task)])
@@ -118,10 +120,8 @@ def test_a_crate_from_crates_io_comes_from_debian_s_packaged_crates(tmp_path, on
     }, "mkdir -p tests && cp -r $TEST_DIR/tests/* tests/\ncargo test\n",
         "cat > src/lib.rs <<'R'\npub fn double(s: &str) -> anyhow::Result<i64> {\n"
         "    Ok(2 * s.trim().parse::<i64>()?)\n}\nR\n")
-    dockerfile = root / "Dockerfile"
-    dockerfile.write_text(dockerfile.read_text().replace(
-        "WORKDIR", "RUN curl --proto '=https' --tlsv1.2 -sSf https://sh.rustup.rs | sh -s -- -y\n"
-                   'ENV PATH="/root/.cargo/bin:${PATH}"\nWORKDIR'))
+    before_workdir(root, "RUN curl --proto '=https' --tlsv1.2 -sSf https://sh.rustup.rs | sh -s -- -y\n"
+                   'ENV PATH="/root/.cargo/bin:${PATH}"\n')
     task = load_task(root)
     assert task.unsupported is None and "librust-anyhow-dev" in task.system_packages
     [entry] = envs.prepare([Entry(task.id, task=task)])
