@@ -20,7 +20,7 @@ import sys
 import time
 from pathlib import Path
 
-from termrl.hacks.audit import audit
+from termrl.checks.audit import audit
 from termrl.reward import load_spec
 from termrl.tasks.families import FAMILIES
 from termrl.tasks.suites import resolve

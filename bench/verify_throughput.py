@@ -12,11 +12,11 @@ Prints:
   shared_per_s=                  the same verifications with the agent's code in the test process
                                  (TERMRL_ISOLATE=0: no worker interpreter; never used in training)
   isolation_cost=                1 - verified_per_s / shared_per_s: the share of throughput that
-                                 out-of-process grading (termrl.verify.isolate) costs
+                                 out-of-process grading (termrl.verify.harness.isolate) costs
   unhidden_per_s=                the same verifications with the hidden tests in reach of the code
                                  under test (TERMRL_CONFINE=0; never used in training)
   confine_cost=                  1 - verified_per_s / unhidden_per_s: the share of throughput that
-                                 hiding the tests (termrl.verify.confine, Landlock) costs
+                                 hiding the tests (termrl.verify.harness.confine, Landlock) costs
 
 Usage: python bench/verify_throughput.py [--rounds N]
 """

@@ -444,7 +444,7 @@ class TestsData:
     ``ok``, ``forged``, ``miscounted``, ``absent`` or ``inconclusive``; None when none ran."""
     tests_hidden: bool | None = None
     """pytest: whether the hidden tests (and the report's folder) were out of reach of the code under
-    test while they ran (``termrl.verify.confine``: Linux Landlock); False where the kernel or a
+    test while they ran (``termrl.verify.harness.confine``: Linux Landlock); False where the kernel or a
     container refused it; None for runs that predate it or wrote no report."""
 
     def to_dict(self) -> dict:

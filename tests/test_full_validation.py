@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import pytest
 
+from termrl.checks.validate import validate
 from termrl.tasks.families import FAMILIES
 from termrl.tasks.suites import resolve
-from termrl.tasks.validate import validate
 
 pytestmark = pytest.mark.slow
 

@@ -48,8 +48,8 @@ def audit_cmd(
                                            "tasks in flight (default: one per cluster CPU)."),
 ) -> None:
     """Red-team a reward spec: does any exploit earn more than doing nothing? Exit 1 if so."""
-    from termrl.hacks.audit import audit
-    from termrl.hacks.exploits import EXPLOITS
+    from termrl.checks.audit import audit
+    from termrl.checks.exploits import EXPLOITS
     from termrl.reward import SpecError, load_spec
     from termrl.tasks import envs
     from termrl.tasks.formats import TaskFormatError
@@ -83,7 +83,7 @@ def audit_cmd(
         raise typer.Exit(2)
     extra = {}
     if mutants is not None:
-        from termrl.hacks.survivors import SurvivorsError, load_survivors
+        from termrl.checks.survivors import SurvivorsError, load_survivors
 
         try:
             extra = load_survivors(mutants)
@@ -139,7 +139,7 @@ RUN = "audit-run.json"
 def _journal(out: Optional[Path], resume: bool, settings: dict):
     """(rows of the tasks an earlier run of this audit finished, the journal callback) for
     ``--out``/``--resume``; ValueError with what to do when they do not fit together."""
-    from termrl.hacks.audit import Row
+    from termrl.checks.audit import Row
 
     if out is None:
         if resume:
@@ -184,7 +184,7 @@ def _print(report: dict) -> None:
     def num(x) -> str:
         return "None" if x is None else f"{x + 0.0:+.3f}"
 
-    from termrl.hacks.survivors import is_survivor
+    from termrl.checks.survivors import is_survivor
 
     for r in report["rows"]:
         if r["exploit"] == "nop" or is_survivor(r["exploit"]) or not (r["tests_passed"] or r["reward"] is None or (r["advantage"] or 0) > 1e-9):

@@ -35,8 +35,8 @@ def agreement_cmd(
 ) -> None:
     """Play each task's reference and the audit's exploits; over the episodes the hidden tests
     pass, the judge's and the detectors' precision and recall, and where they disagree."""
-    from termrl.hacks.agreement import agreement
-    from termrl.hacks.exploits import EXPLOITS
+    from termrl.checks.agreement import agreement
+    from termrl.checks.exploits import EXPLOITS
     from termrl.reward.judge import make_judge
     from termrl.tasks import envs
     from termrl.tasks.formats import TaskFormatError

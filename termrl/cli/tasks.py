@@ -183,7 +183,7 @@ def validate_cmd(
                                                                  "(termrl tasks strength) and flag weak ones."),
 ) -> None:
     """Run every task's reference solution (must pass) and a do-nothing agent (must fail)."""
-    from termrl.tasks.validate import validate
+    from termrl.checks.validate import validate
 
     if backend not in BACKENDS:
         err.print(f"[red]error:[/] --backend {backend!r}: choose one of {', '.join(BACKENDS)}")
@@ -201,7 +201,7 @@ def validate_cmd(
     valid = len(rows) - len(invalid) - len(unsupported) - len(unreferenced)
     strong = {}
     if with_strength:
-        from termrl.tasks.strength import strength
+        from termrl.checks.strength import strength
 
         by_id = {e.task.id: e.task for e in entries if e.task is not None}
         strong = {s.id: s for s in strength([by_id[r.id] for r in rows if r.status == "valid" and r.id in by_id],
@@ -258,7 +258,7 @@ def strength_cmd(
 ) -> None:
     """Mutation score of every task's hidden tests: the share of small bugs in the reference
     solution they catch; surviving mutants are wrong solutions that earn the full reward."""
-    from termrl.tasks.strength import WEAK, strength, summary
+    from termrl.checks.strength import WEAK, strength, summary
 
     if backend not in BACKENDS:
         err.print(f"[red]error:[/] --backend {backend!r}: choose one of {', '.join(BACKENDS)}")

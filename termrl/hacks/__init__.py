@@ -1,1 +1,1 @@
-"""Reward-hack detection: detectors over a finished episode, holdout and impossible tests, the audit."""
+"""Reward-hack detection: detectors that read one finished episode (``termrl.hacks.detectors``)."""

@@ -45,7 +45,7 @@ class Run:
     """Phase -> seconds of wall time (``Accountant.summary()["phases"]``, or summed episode timings)."""
     wall_s: float | None = None
     audit: dict | None = None
-    """The audit's report (``termrl.hacks.audit.audit``): rows, exploitable and test-weak tasks."""
+    """The audit's report (``termrl.checks.audit.audit``): rows, exploitable and test-weak tasks."""
     results: dict | None = None
 
     @property

@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from termrl.protocols import Evidence, HarnessError, StageResult, Task
-from termrl.reward.judge import diff_text
+from termrl.verify.workspace import diff_text
 
 BUCKETS = 1 << 18
 """Hashed feature space."""
@@ -253,8 +253,8 @@ def weak_examples(trajectories: Sequence, tasks: Mapping[str, Task], workers: in
 def collect(tasks: Sequence[Task], exploits: Mapping[str, Callable] | None = None, workers: int = 2,
             on_example: Callable[[Example | None], None] | None = None) -> list[Example]:
     """Labelled diffs: each task's reference (0) and each exploit's workspace change (1)."""
-    from termrl.hacks.audit import with_references
-    from termrl.hacks.exploits import EXPLOITS
+    from termrl.checks.audit import with_references
+    from termrl.checks.exploits import EXPLOITS
     from termrl.tasks.runtime import open_sandbox
     from termrl.verify import workspace
 

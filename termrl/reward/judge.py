@@ -17,7 +17,6 @@ the grader or the tests, or cannot be told. What rules and execution miss, a rea
 
 from __future__ import annotations
 
-import difflib
 import hashlib
 import json
 import re
@@ -29,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from termrl.protocols import Evidence, StageResult, Task
-from termrl.verify import workspace
+from termrl.verify.workspace import DIFF_CHARS, diff_text
 
 VERDICTS = ("general", "special_cases", "tampers", "unclear")
 """What the judge may answer; the first is the only honest pass."""
@@ -48,8 +47,6 @@ whether it passed honestly. Answer with one JSON object and nothing else:
   before the checks run, silences a build's errors).
 - unclear: you cannot tell from what is shown.
 """
-DIFF_CHARS = 12000
-"""Longest diff shown to the judge; longer ones are cut with a note (the cut is in the cache key)."""
 
 
 @dataclass(frozen=True)
@@ -58,32 +55,6 @@ class Judgement:
 
     verdict: str
     reason: str = ""
-
-
-def diff_text(before: Mapping[str, bytes], after: Mapping[str, bytes], limit: int = DIFF_CHARS) -> str:
-    """A unified diff of the workspace, file by file (added, changed, deleted), cut at ``limit``.
-
-    >>> print(diff_text({"a.py": b"x = 1\\n"}, {"a.py": b"x = 2\\n"}))
-    --- a/a.py
-    +++ b/a.py
-    @@ -1 +1 @@
-    -x = 1
-    +x = 2
-    """
-    parts = []
-    for path in sorted(set(before) | set(after)):
-        a, b = before.get(path), after.get(path)
-        if a == b:
-            continue
-        if workspace.is_binary(a) or workspace.is_binary(b):
-            parts.append(f"Binary file {path} differs")
-            continue
-        old = a.decode(errors="replace").splitlines() if a is not None else []
-        new = b.decode(errors="replace").splitlines() if b is not None else []
-        parts.extend(difflib.unified_diff(old, new, f"a/{path}" if a is not None else "/dev/null",
-                                          f"b/{path}" if b is not None else "/dev/null", lineterm=""))
-    text = "\n".join(parts)
-    return text if len(text) <= limit else text[:limit] + f"\n[... diff cut at {limit} of {len(text)} characters]"
 
 
 def request_messages(task: Task, diff: str, evidence: Evidence) -> list[dict]:

@@ -15,7 +15,7 @@ What runs where:
   episode's sandbox, plays, verifies and scores it (``run_episode``) and returns the
   ``Trajectory``. An audit's Ray task is one audited task: its baseline, do-nothing and
   exploit episodes, sharing that task's set-up and verification caches
-  (``termrl.hacks.audit.audit_by_spec``). Every worker node needs termrl installed and
+  (``termrl.checks.audit.audit_by_spec``). Every worker node needs termrl installed and
   bubblewrap on ``PATH``, run as root or with user namespaces.
 - **Verifier actors** (``RayVerifierPool``): warm verifiers (``VerifierPool``) as Ray
   actors; GRPO's and RFT's episodes hand their finished files to them, so verification
@@ -188,7 +188,7 @@ def run_rollouts_ray(tasks: Sequence[Task], policy: str | Policy, config: Rollou
 
 
 def _audit_one(task: Task, spec, exploits: dict, threads: int, points: tuple) -> dict:
-    from termrl.hacks.audit import audit_by_spec
+    from termrl.checks.audit import audit_by_spec
 
     return {name: rows for name, rows in audit_by_spec([task], spec, exploits, threads, points=points).items()}
 
@@ -205,12 +205,12 @@ def audit_by_spec_ray(tasks: Sequence[Task], spec, exploits: dict[str, Callable]
                       address: str | None = None, threads: int = 4, num_cpus: float = 1,
                       max_retries: int = MAX_RETRIES,
                       extra: Mapping[str, Mapping[str, Callable]] | None = None) -> dict[str, list]:
-    """``termrl.hacks.audit.audit_by_spec`` on a Ray cluster: one Ray task per audited task
+    """``termrl.checks.audit.audit_by_spec`` on a Ray cluster: one Ray task per audited task
     (``threads`` of its episodes at once on its worker), ``workers`` tasks in flight (None: one
     per CPU of the cluster). A task
     whose Ray task failed gets a row per exploit with the error, as a task whose baseline
     could not run does locally. ``extra``: task id -> {name: exploit} for that task only."""
-    from termrl.hacks.audit import Row, _points, _specs
+    from termrl.checks.audit import Row, _points, _specs
 
     ray = connect(address)
     points = _points(points)

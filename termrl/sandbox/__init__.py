@@ -38,7 +38,7 @@ Isolated (enforced by the kernel, tested in tests/sandbox/):
   keys among them, never enter.
 
 - The grader (pytest's process, its report): out of the agent code's reach
-  (``termrl.verify.isolate``). Modules the hidden tests import from a
+  (``termrl.verify.harness.isolate``). Modules the hidden tests import from a
   writable place run in a separate worker interpreter; the test process sees
   plain data and handles, never the agent's objects, so code under test cannot
   patch pytest's reports, read the test's frames, or hand over an always-equal
@@ -106,7 +106,7 @@ Not isolated, or weaker:
   the test process (the canaries and the grader detectors are the net there).
   Programs the tests run as subprocesses were always outside.
 - The hidden tests are out of reach of the code under test while they run
-  (``termrl.verify.confine``, Linux Landlock): the worker and every program a
+  (``termrl.verify.harness.confine``, Linux Landlock): the worker and every program a
   test starts through ``subprocess`` can neither read, list nor change the
   test folders or the report's folder (a test's own programs, in the test
   folder, excepted; a test file a test names on a program's command line

@@ -47,7 +47,7 @@ from termrl.sandbox.bwrap import BwrapSandbox, _alive, _check_inside, _children,
 from termrl.tasks.runtime import open_sandbox
 from termrl.verify import assemble, per_test_default, stages, unverified, verify, workspace
 
-SERVER = Path(__file__).with_name("forkserver.py")
+SERVER = Path(__file__).with_name("harness") / "forkserver.py"
 TESTS_DIR = "/tests"
 
 

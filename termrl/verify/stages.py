@@ -48,13 +48,14 @@ from termrl.protocols import (
 from termrl.tasks import pyenv
 from termrl.tasks.runtime import REWARD_DIR, judge_reward_file
 from termrl.verify import taxonomy
-from termrl.verify.pytest_report import STARTED
+from termrl.verify.harness.pytest_report import STARTED
 
 HARNESS_DIR = "/.termrl-harness"
 OUT_DIR = "/.termrl-out"
-PLUGIN = Path(__file__).with_name("pytest_report.py")
-ISOLATE = Path(__file__).with_name("isolate.py")
-CONFINE = Path(__file__).with_name("confine.py")
+HARNESS = Path(__file__).with_name("harness")
+PLUGIN = HARNESS / "pytest_report.py"
+ISOLATE = HARNESS / "isolate.py"
+CONFINE = HARNESS / "confine.py"
 HARNESS_FILES = (PLUGIN, ISOLATE, CONFINE)
 """The report plugin and what it imports, copied into every verification sandbox's harness folder."""
 PYTEST_ARGS = ["-q", "-rA", "-p", "no:cacheprovider", "-W", "ignore::pytest.PytestUnknownMarkWarning"]
@@ -180,7 +181,7 @@ def _user_site(task: Task) -> dict[str, dict[str, TaskFile]]:
 def script_env(env: dict[str, str], tests_dir: str) -> dict[str, str]:
     """For a task's own test script: any pytest it starts loads the report plugin
     (``PYTEST_PLUGINS``), so the agent's modules its tests import run out of process there too
-    (``termrl.verify.isolate``). The script still decides pass or fail; no report is written."""
+    (``termrl.verify.harness.isolate``). The script still decides pass or fail; no report is written."""
     path = env.get("PYTHONPATH")
     return {"PYTEST_PLUGINS": "pytest_report", "PYTHONPATH": f"{HARNESS_DIR}:{path}" if path else HARNESS_DIR,
             "PYTHONUSERBASE": USER_BASE, "TERMRL_SCRIPT_TESTS": "1",
@@ -290,7 +291,7 @@ def _isolate_flag() -> str:
 
 def _confine_flag() -> str:
     """"0" when the harness's own environment says TERMRL_CONFINE=0: the hidden tests are then in
-    reach of the code under test (``termrl.verify.confine``), for measuring what hiding them costs
+    reach of the code under test (``termrl.verify.harness.confine``), for measuring what hiding them costs
     and showing what it stops, never for training."""
     return "0" if os.environ.get("TERMRL_CONFINE") == "0" else "1"
 
@@ -362,7 +363,7 @@ def pytest_result(res: ExecResult, report: dict | None, started: bool, holdout: 
     if data.tests_hidden is False:
         warnings.warn("the hidden tests were in reach of the code under test: Landlock is missing (Linux "
                       "5.13+) or refused (a container's seccomp profile), or TERMRL_CONFINE=0; only the "
-                      "detectors stop a solution that reads them (termrl.verify.confine)", RuntimeWarning,
+                      "detectors stop a solution that reads them (termrl.verify.harness.confine)", RuntimeWarning,
                       stacklevel=2)
     classes = [t.error_class for t in tests if t.error_class] + _run_classes(res)
     if not complete and not _run_classes(res):

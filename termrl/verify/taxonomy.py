@@ -86,7 +86,7 @@ PYTHON_EXCEPTIONS = {
     "NotImplementedError": "wrong_answer",
     "TimeoutError": "timeout", "TermrlTestTimeout": "timeout", "ImportTimedOut": "timeout", "Timeout": "timeout",
     "MemoryError": "memory",
-    "CodeUnderTestDied": "runtime.crash",  # termrl.verify.isolate: the agent's worker process ended mid-call
+    "CodeUnderTestDied": "runtime.crash",  # termrl.verify.harness.isolate: the agent's worker process ended mid-call
 }
 
 _CRASH = re.compile(r"Segmentation fault|core dumped|Aborted|AddressSanitizer|UndefinedBehaviorSanitizer|"

@@ -10,6 +10,7 @@ import os
 import re
 import stat
 import tarfile
+from collections.abc import Mapping
 from pathlib import Path
 
 from termrl.protocols import Sandbox, SandboxError
@@ -248,3 +249,33 @@ def line_counts(before: dict[str, bytes], after: dict[str, bytes]) -> tuple[int,
             elif line.startswith("-") and not line.startswith("---"):
                 removed += 1
     return added, removed
+
+
+DIFF_CHARS = 12000
+"""Longest diff ``diff_text`` gives by default (the judge's; longer ones are cut with a note)."""
+
+
+def diff_text(before: Mapping[str, bytes], after: Mapping[str, bytes], limit: int = DIFF_CHARS) -> str:
+    """A unified diff of the workspace, file by file (added, changed, deleted), cut at ``limit``.
+
+    >>> print(diff_text({"a.py": b"x = 1\\n"}, {"a.py": b"x = 2\\n"}))
+    --- a/a.py
+    +++ b/a.py
+    @@ -1 +1 @@
+    -x = 1
+    +x = 2
+    """
+    parts = []
+    for path in sorted(set(before) | set(after)):
+        a, b = before.get(path), after.get(path)
+        if a == b:
+            continue
+        if is_binary(a) or is_binary(b):
+            parts.append(f"Binary file {path} differs")
+            continue
+        old = a.decode(errors="replace").splitlines() if a is not None else []
+        new = b.decode(errors="replace").splitlines() if b is not None else []
+        parts.extend(difflib.unified_diff(old, new, f"a/{path}" if a is not None else "/dev/null",
+                                          f"b/{path}" if b is not None else "/dev/null", lineterm=""))
+    text = "\n".join(parts)
+    return text if len(text) <= limit else text[:limit] + f"\n[... diff cut at {limit} of {len(text)} characters]"

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from termrl.hacks.audit import audit
-from termrl.hacks.exploits import EXPLOITS
+from termrl.checks.audit import audit
+from termrl.checks.exploits import EXPLOITS
 from termrl.reward import load_spec, spec_from_dict
 from termrl.tasks.suites import directory_entries
 
@@ -23,7 +23,7 @@ EXPECTED = {
 }
 CLOSED = {"flawed-eq-only": "always_equal"}
 """Flaws the verifier closes by itself: an always-equal object stays in the isolation's worker, and
-the test's ``==`` compares a handle, never equal to a list (termrl.verify.isolate)."""
+the test's ``==`` compares a handle, never equal to a list (termrl.verify.harness.isolate)."""
 LOG_ONLY = spec_from_dict({"components": {
     "outcome": {"type": "outcome", "weight": 1.0, "mode": "graded"},
     "hack": {"type": "hack", "weight": 1.0, "mode": "log"},
@@ -99,13 +99,13 @@ def test_caught_hacks_do_not_pay_under_the_staged_preset(flawed_report):
 
 
 def test_episodes_carry_the_reference_size_for_bloat_penalties():
-    from termrl.hacks.audit import baseline
+    from termrl.checks.audit import baseline
     from termrl.tasks.suites import find_task
 
     task = find_task("py-roman-numerals")
     base = baseline(task)
     assert base is not None and base.lines > 0 and base.tests
-    from termrl.hacks.audit import _episode
+    from termrl.checks.audit import _episode
 
     bloat = spec_from_dict({"components": {"bloat": {"type": "bloat_penalty", "weight": 1.0}}})
     episode = _episode(task, bloat, None, base)
@@ -146,7 +146,7 @@ def test_a_program_replaced_by_its_example_output_does_not_pay():
 
 
 def test_identical_final_workspaces_are_verified_once_and_keep_their_own_trace():
-    from termrl.hacks.audit import VerificationCache, _episode
+    from termrl.checks.audit import VerificationCache, _episode
     from termrl.tasks.suites import find_task
 
     task = find_task("py-roman-numerals")
@@ -175,7 +175,7 @@ def test_a_git_task_rebuilt_in_each_sandbox_is_still_verified_once():
     times differ from the last one's: the cache reads past them, and not past a real change."""
     import time
 
-    from termrl.hacks.audit import VerificationCache, _episode
+    from termrl.checks.audit import VerificationCache, _episode
     from termrl.tasks.suites import find_task
 
     task = find_task("git-squash-branch")
@@ -230,7 +230,7 @@ def test_the_index_is_read_alike_in_every_version_and_its_entries_count(tmp_path
 
 
 def test_several_specs_are_audited_on_the_same_episodes(tmp_path):
-    import termrl.hacks.audit as audit_module
+    import termrl.checks.audit as audit_module
 
     tasks = [e.task for e in directory_entries(FLAWED) if e.task.id == "flawed-exists-only"]
     runs = []

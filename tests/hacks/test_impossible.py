@@ -1,4 +1,4 @@
-"""Impossible variants and holdout tests (``termrl.hacks.impossible``).
+"""Impossible variants and holdout tests (``termrl.checks.impossible``, ``termrl.hacks.detectors.holdout``).
 
 The proof that a variant is impossible: the task's own reference solution, run in a real
 sandbox, fails *every* test of the variant, each with an AssertionError (a flipped
@@ -17,14 +17,8 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from termrl.hacks.impossible import (
-    DETECTORS,
-    MESSAGE,
-    flip_source,
-    holdout_gap,
-    impossible_passed,
-    impossible_variant,
-)
+from termrl.checks.impossible import MESSAGE, flip_source, impossible_variant
+from termrl.hacks.detectors.holdout import DETECTORS, holdout_gap, impossible_passed
 from termrl.protocols import Evidence, HackInput, Limits, StageResult, Task, TaskFile, TestsData
 from termrl.protocols import TestCase as Case
 from termrl.protocols import TestKind as Kind
@@ -361,7 +355,7 @@ def test_a_test_reading_cheat_passes_the_variant_and_is_caught(monkeypatch):
     """A cheat that reads the hidden tests and answers each call with the value its assert expects.
     Where the tests are in its reach (a kernel without Landlock: ``TERMRL_CONFINE=0`` stands in
     for one), it passes HumanEval/0 and its impossible variant alike; only the variant proves it
-    is a cheat. Where they are hidden (``termrl.verify.confine``), it passes neither.
+    is a cheat. Where they are hidden (``termrl.verify.harness.confine``), it passes neither.
     (The classic always-equal object no longer passes anything: it stays in the isolation's worker.)"""
     task = next(e.task for e in resolve("humaneval") if e.id == "humaneval-0")
     cheat = b"""import ast, glob

@@ -8,12 +8,12 @@ import sys
 
 import pytest
 
-from termrl.hacks.audit import audit
-from termrl.hacks.exploits import ExploitContext
-from termrl.hacks.survivors import SurvivorsError, load_survivors, replay_survivor, survivor_exploits
+from termrl.checks.audit import audit
+from termrl.checks.exploits import ExploitContext
+from termrl.checks.strength import strength
+from termrl.checks.survivors import SurvivorsError, load_survivors, replay_survivor, survivor_exploits
 from termrl.protocols import Task, TaskFile, TaskMeta
 from termrl.reward import load_spec
-from termrl.tasks.strength import strength
 
 SOLUTION = "def is_adult(age):\n    return age >= 18\n"
 TESTS = ("import os\nimport sys\n\nsys.path.insert(0, os.getcwd())\n\nfrom solution import is_adult\n\n\n"

@@ -20,7 +20,8 @@ from termrl.reward.discriminator import (
     split_by_task,
     weak_example,
 )
-from termrl.reward.judge import diff_text, make_judge
+from termrl.reward.judge import make_judge
+from termrl.verify.workspace import diff_text
 
 from .test_judge import SPECIAL, TASK, special
 

@@ -18,8 +18,9 @@ from pathlib import Path
 import pytest
 
 from termrl.protocols import Evidence, StageResult, Task, TaskFile
-from termrl.reward.judge import ModelJudge, diff_text, make_judge, parse_judgement
+from termrl.reward.judge import ModelJudge, make_judge, parse_judgement
 from termrl.reward.spec import spec_from_dict
+from termrl.verify.workspace import diff_text
 
 pytestmark = pytest.mark.sandbox
 
@@ -116,7 +117,7 @@ def test_the_diff_shows_added_changed_and_deleted_files():
 
 
 def test_agreement_judges_passing_episodes_only_and_scores_both(endpoint):
-    from termrl.hacks.agreement import agreement
+    from termrl.checks.agreement import agreement
 
     report = agreement([TASK], make_judge(url(endpoint), model="judge"), {"special": special, "wrong": wrong})
     assert report["played"] == 3 and report["errors"] == 0

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from termrl.tasks import runtime, validate
+from termrl.checks import validate
+from termrl.tasks import runtime
 from termrl.tasks.formats import TaskFormatError
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"

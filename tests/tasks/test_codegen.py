@@ -8,12 +8,12 @@ from dataclasses import replace
 
 import pytest
 
+from termrl.checks.validate import check_task
 from termrl.protocols import TestKind as Kind
 from termrl.tasks import suites
 from termrl.tasks.formats import codegen
 from termrl.tasks.formats.codegen import load_humaneval, load_mbpp
 from termrl.tasks.formats.common import TaskFormatError
-from termrl.tasks.validate import check_task
 
 from .conftest import assert_names
 

@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
+from termrl.checks.validate import check_task
 from termrl.tasks import envs
 from termrl.tasks.formats import load_task
 from termrl.tasks.formats.harbor import load_harbor
 from termrl.tasks.runtime import open_sandbox
 from termrl.tasks.suites import Entry
-from termrl.tasks.validate import check_task
 
 from .conftest import HARBOR_DIR, copy_fixture
 

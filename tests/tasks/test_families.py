@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
+from termrl.checks.validate import check_task
 from termrl.protocols import TaskFamily
 from termrl.tasks.families import FAMILIES, get_family
 from termrl.tasks.suites import SuiteError, parse_seeds, resolve
-from termrl.tasks.validate import check_task
 
 pytestmark = pytest.mark.filterwarnings("ignore")
 

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
+from termrl.checks.validate import check_task
 from termrl.tasks.families import FAMILIES
 from termrl.tasks.families.base import LEVELS
 from termrl.tasks.suites import SuiteError, find_task, resolve
-from termrl.tasks.validate import check_task
 
 pytestmark = pytest.mark.filterwarnings("ignore")
 

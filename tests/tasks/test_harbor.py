@@ -6,15 +6,15 @@ from dataclasses import replace
 
 import pytest
 
+from termrl.checks.validate import check_task
 from termrl.protocols import SetupError, TaskFile
 from termrl.protocols import TestKind as Kind
 from termrl.tasks.formats import TaskFormatError, load_task
 from termrl.tasks.formats.harbor import is_harbor, load_harbor
 from termrl.tasks.formats.native import is_native
 from termrl.tasks.runtime import open_sandbox, run_solution
-from termrl.verify import verify
 from termrl.tasks.suites import directory_entries
-from termrl.tasks.validate import check_task
+from termrl.verify import verify
 
 from .conftest import HARBOR_DIR, assert_names, copy_fixture
 

@@ -10,10 +10,10 @@ import json
 
 import pytest
 
+from termrl.checks.validate import check_task
 from termrl.tasks.families import FAMILIES
 from termrl.tasks.families._common import hidden_config
 from termrl.tasks.families.json_transform import THEMES
-from termrl.tasks.validate import check_task
 
 pytestmark = pytest.mark.filterwarnings("ignore")
 

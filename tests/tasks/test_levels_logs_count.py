@@ -10,10 +10,10 @@ from dataclasses import replace
 
 import pytest
 
+from termrl.checks.validate import check_task
 from termrl.tasks.families import FAMILIES
 from termrl.tasks.families._common import hidden_config
 from termrl.tasks.families.logs_count import gzip_stored
-from termrl.tasks.validate import check_task
 
 pytestmark = pytest.mark.filterwarnings("ignore")
 

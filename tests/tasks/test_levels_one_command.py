@@ -10,9 +10,9 @@ from dataclasses import replace
 
 import pytest
 
+from termrl.checks.validate import check_task
 from termrl.episode import starts_empty
 from termrl.tasks.families.one_command import FAMILY, combination, held_out
-from termrl.tasks.validate import check_task
 
 pytestmark = pytest.mark.filterwarnings("ignore")
 

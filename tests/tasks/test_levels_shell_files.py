@@ -8,9 +8,9 @@ import random
 
 import pytest
 
+from termrl.checks.validate import check_task
 from termrl.tasks.families._common import hidden_config
 from termrl.tasks.families.shell_files import EXTS, FAMILY, make_rule, solver_source
-from termrl.tasks.validate import check_task
 
 pytestmark = pytest.mark.filterwarnings("ignore")
 

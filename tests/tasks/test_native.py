@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 
+from termrl.checks.validate import check_task
 from termrl.protocols import CATEGORIES, DIFFICULTIES, Limits, TaskFile
 from termrl.protocols import TestKind as Kind
 from termrl.tasks.formats import TaskFormatError, load_task
 from termrl.tasks.formats.native import dump_native, load_native
 from termrl.tasks.suites import BUILTIN_DIR, builtin_entries
-from termrl.tasks.validate import check_task
 
 from .conftest import TB_DIR, assert_names
 

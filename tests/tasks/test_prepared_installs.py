@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
+from termrl.checks.validate import check_task
 from termrl.tasks import envs, npmenv
 from termrl.tasks.formats import load_task
 from termrl.tasks.suites import Entry
-from termrl.tasks.validate import check_task
 
 pytestmark = pytest.mark.sandbox
 

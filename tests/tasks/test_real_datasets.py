@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
+from termrl.checks.validate import validate
 from termrl.tasks import envs
 from termrl.tasks.suites import resolve
-from termrl.tasks.validate import validate
 
 pytestmark = [pytest.mark.datasets, pytest.mark.sandbox]
 

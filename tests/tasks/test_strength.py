@@ -10,9 +10,9 @@ import sys
 
 import pytest
 
+from termrl.checks.mutants import c_mutants, mutants, mutants_of, spread
+from termrl.checks.strength import WEAK, strength, summary
 from termrl.protocols import Task, TaskFile, TaskMeta
-from termrl.tasks.mutants import c_mutants, mutants, mutants_of, spread
-from termrl.tasks.strength import WEAK, strength, summary
 
 SOLUTION = '''def is_adult(age):
     """Whether someone of ``age`` years is an adult (18 or more)."""
@@ -112,7 +112,7 @@ struct point shift(struct point p, long *a, long *b) {
 
 @pytest.mark.skipif(not shutil.which("cc"), reason="needs a C compiler on the host")
 def test_c_mutants_that_do_not_compile_are_left_out():
-    from termrl.tasks.strength import _compiling
+    from termrl.checks.strength import _compiling
 
     found = c_mutants(STRUCT_C)
     solved = {"src/shift.c": STRUCT_C.encode(), "src/point.h": b"struct point { long x; };\n"}

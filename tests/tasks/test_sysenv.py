@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
+from termrl.checks.validate import check_task
 from termrl.protocols import SetupError
 from termrl.tasks import envs, sysenv
 from termrl.tasks.formats.harbor import load_harbor
 from termrl.tasks.runtime import open_sandbox
 from termrl.tasks.suites import Entry
-from termrl.tasks.validate import check_task
 
 from .conftest import HARBOR_DIR, copy_fixture
 from .debs import make_deb

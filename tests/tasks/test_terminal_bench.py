@@ -6,13 +6,13 @@ from dataclasses import replace
 
 import pytest
 
+from termrl.checks.validate import check_task
 from termrl.protocols import SetupError, TaskFile
 from termrl.protocols import TestKind as Kind
 from termrl.tasks.formats import TaskFormatError, load_task
 from termrl.tasks.formats.terminal_bench import is_terminal_bench, load_terminal_bench
 from termrl.tasks.runtime import open_sandbox
 from termrl.tasks.suites import directory_entries
-from termrl.tasks.validate import check_task
 
 from .conftest import TB_DIR, assert_names, copy_fixture
 

@@ -33,7 +33,7 @@ def test_add_negative():
     assert add(-2, -3) == -5
 """
 """Tests that run the agent's source in their own process (``exec``): out of the isolation's reach
-(termrl.verify.isolate), so the canaries are the net."""
+(termrl.verify.harness.isolate), so the canaries are the net."""
 HONEST = "def add(a, b):\n    return a + b\n"
 WRONG = "def add(a, b):\n    return a - b\n"
 FORGE_REPORTS = """

@@ -1,4 +1,4 @@
-"""The hidden tests out of reach of the code under test while they run (termrl.verify.confine).
+"""The hidden tests out of reach of the code under test while they run (termrl.verify.harness.confine).
 
 The attack: the agent's module reads the test files when the tests import or run it, and answers
 every call with the expected value it finds there. It worked through every road the agent's code
@@ -15,10 +15,10 @@ import sys
 
 import pytest
 
+from termrl.checks.strength import reference_workspace
 from termrl.protocols import TestsData
-from termrl.tasks.strength import reference_workspace
 from termrl.tasks.suites import find_task
-from termrl.verify import confine
+from termrl.verify.harness import confine
 from termrl.verify.pool import VerifierPool
 from tests.verify.conftest import describe, make_task, planted
 

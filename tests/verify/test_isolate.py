@@ -1,4 +1,4 @@
-"""Out-of-process grading (termrl.verify.isolate): the agent's modules run in a worker interpreter;
+"""Out-of-process grading (termrl.verify.harness.isolate): the agent's modules run in a worker interpreter;
 the test process only sees plain data and handles. Every test verifies a planted workspace in a real
 sandbox, through the same ``verify`` path an episode takes (and the warm pool where it differs)."""
 
@@ -648,7 +648,7 @@ def test_a_task_whose_solution_module_is_named_like_the_standard_librarys_fails_
     says why instead of only showing the failed assertion."""
     from dataclasses import replace
 
-    from termrl.tasks.validate import check_task
+    from termrl.checks.validate import check_task
 
     tests = """
     def test_spread():

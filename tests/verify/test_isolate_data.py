@@ -1,4 +1,4 @@
-"""numpy and pandas values cross the isolation as data (termrl.verify.isolate), through a decoder
+"""numpy and pandas values cross the isolation as data (termrl.verify.harness.isolate), through a decoder
 that only builds their classes. Runs on the host's Python (the sandbox's may lack numpy/pandas):
 a child interpreter installs the import hook over a folder of agent modules, as the report plugin
 does in the sandbox."""
@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from termrl.verify import isolate
+from termrl.verify.harness import isolate
 
 AGENT = '''
 import numpy as np

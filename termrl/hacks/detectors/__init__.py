@@ -9,15 +9,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from termrl.hacks.detectors import code, env
+from termrl.hacks.detectors import code, env, holdout
 from termrl.protocols import Finding, HackDetector, HackInput
 
 
 def all_detectors() -> dict[str, HackDetector]:
     """Finding kind -> detector, from ``code``, ``env`` and the holdout-gap detector."""
-    from termrl.hacks import impossible
-
-    return {**code.DETECTORS, **env.DETECTORS, **impossible.DETECTORS}
+    return {**code.DETECTORS, **env.DETECTORS, **holdout.DETECTORS}
 
 
 def run_detectors(inp: HackInput, detectors: Mapping[str, HackDetector] | None = None) -> list[Finding]:
@@ -36,4 +34,4 @@ def run_detectors(inp: HackInput, detectors: Mapping[str, HackDetector] | None =
     return findings
 
 
-__all__ = ["all_detectors", "code", "env", "run_detectors"]
+__all__ = ["all_detectors", "code", "env", "holdout", "run_detectors"]

@@ -73,7 +73,7 @@ import types
 try:
     import confine  # beside this file in the harness folder
 except ImportError:  # imported as termrl's module, outside a sandbox
-    from termrl.verify import confine
+    from termrl.verify.harness import confine
 
 _EXCEPTIONS = {name: obj for name, obj in vars(builtins).items()
                if isinstance(obj, type) and issubclass(obj, BaseException)}

@@ -24,7 +24,7 @@ binary only after an operand, so ``-1``, ``*p`` and ``int *p`` are left alone): 
 ``boolean`` (``&&`` <-> ``||``), ``constant`` (an integer literal n -> n + 1), ``return``
 (``return X;`` -> ``return 0;``; not ``return NULL;``, which is the same) and ``remove`` (an
 expression statement at the top of a block -> ``;``). The lexer sees no types, so a few are not C (``return 0;`` for a struct, the sum of two
-pointers): ``termrl.tasks.strength`` drops those with the host's C compiler before verifying any.
+pointers): ``termrl.checks.strength`` drops those with the host's C compiler before verifying any.
 ``mutants_of(path, source)`` picks by file name.
 
 >>> [m.operator for m in mutants("def f(a, b):\\n    return a < b\\n")]

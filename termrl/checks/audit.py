@@ -2,7 +2,7 @@
 
 For every task of a suite: the reference solution runs once (the baseline for
 size, style and the number of tests), a do-nothing agent is scored, and every
-exploit policy (``termrl.hacks.exploits.EXPLOITS``) runs in a fresh sandbox as a
+exploit policy (``termrl.checks.exploits.EXPLOITS``) runs in a fresh sandbox as a
 cheating agent would. Each episode is verified, the hack detectors read it, and
 the spec scores it at several training-progress points. A row reports, per
 task and exploit: whether the hidden tests passed, the reward and the
@@ -33,7 +33,7 @@ from termrl.tasks.runtime import SetupReuse, open_sandbox, run_solution
 from termrl.verify import stages, verify, workspace
 
 if TYPE_CHECKING:
-    from termrl.hacks.exploits import ExploitContext
+    from termrl.checks.exploits import ExploitContext
 
 PROGRESS_POINTS = (0.0, 0.5, 1.0)
 PER_TEST_TIMEOUT = 10.0
@@ -244,7 +244,7 @@ def baseline(task: Task, setups: SetupReuse | None = None) -> Baseline | None:
 def with_references(tasks: Sequence[Task]) -> tuple[list[tuple[Task, Baseline, ExploitContext]], list[str]]:
     """Each task whose reference solution runs, with its ``baseline`` and the exploits' context;
     and the ids of the others (no reference, or one that fails to run)."""
-    from termrl.hacks.exploits import ExploitContext
+    from termrl.checks.exploits import ExploitContext
 
     ready, skipped = [], []
     for task in tasks:
@@ -289,7 +289,7 @@ def _attack(task: Task, spec, name: str, exploit: Callable, base: Baseline | Non
             points: Sequence[float], cache: VerificationCache | None = None,
             setups: SetupReuse | None = None) -> Callable[[str | None], Row]:
     """Run one exploit episode; the row it makes under a given spec (None: the first)."""
-    from termrl.hacks.exploits import ExploitContext
+    from termrl.checks.exploits import ExploitContext
 
     ctx = ExploitContext(reference_files=base.files if base else None,
                          reference_changed=base.changed if base else [])
@@ -334,7 +334,7 @@ def audit_by_spec(tasks: Sequence[Task], spec, exploits: dict[str, Callable], wo
     ``done``: task id -> spec name -> rows of tasks audited before (a resumed audit): they are
     not run again. ``journal(task_id, rows by spec)`` is called as each task finishes.
     ``extra``: task id -> {name: exploit} run on that task only, after ``exploits`` (surviving
-    mutants: ``termrl.hacks.survivors``)."""
+    mutants: ``termrl.checks.survivors``)."""
     extra = extra or {}
     points = _points(points)
     names = list(_specs(spec))
@@ -405,8 +405,8 @@ def audit(tasks: Sequence[Task], spec, exploits: dict[str, Callable] | None = No
     (``termrl audit --out DIR --resume``). ``ray``: run on a Ray cluster at this address
     (``termrl.rollout.ray_backend.connect``; ``workers`` is then tasks in flight, default one
     per cluster CPU). ``extra``: task id -> {name: exploit} for that task only, reported apart
-    as candidates (``termrl.hacks.survivors``: surviving mutants from ``termrl tasks strength``)."""
-    from termrl.hacks.exploits import EXPLOITS
+    as candidates (``termrl.checks.survivors``: surviving mutants from ``termrl tasks strength``)."""
+    from termrl.checks.exploits import EXPLOITS
 
     exploits = EXPLOITS if exploits is None else exploits
     points = _points(points)
@@ -433,7 +433,7 @@ def audit(tasks: Sequence[Task], spec, exploits: dict[str, Callable] | None = No
 def _report(rows: list[Row], exploits: dict, points: Sequence[float]) -> dict:
     """The report of one spec's rows. The library's exploits decide ``test_weak_tasks`` and
     ``exploitable_tasks``; replayed surviving mutants are candidates, reported apart."""
-    from termrl.hacks.survivors import candidates, is_survivor
+    from termrl.checks.survivors import candidates, is_survivor
 
     attacks_rows = [r for r in rows if r.exploit != "nop" and not is_survivor(r.exploit) and not r.as_reference]
     weak = sorted({r.task for r in attacks_rows if r.tests_passed})

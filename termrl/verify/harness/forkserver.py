@@ -45,8 +45,8 @@ import sys
 def main():
     harness = os.path.dirname(os.path.abspath(__file__))
     sys.path.insert(0, harness)
-    import pytest  # noqa: F401  (imported once, inherited by every child)
     import _pytest.config  # noqa: F401
+    import pytest  # noqa: F401  (imported once, inherited by every child)
     import pytest_report
 
     pytest_report.isolate.close_dumps()  # jobs carry report keys: no other process may read this one

@@ -2,7 +2,7 @@
 
 ``termrl tasks strength SUITE``. For every task with a reference solution: run it in a fresh
 sandbox, take the Python and C files it wrote or changed, make mutants of them
-(``termrl.tasks.mutants``: operator swaps, boundary shifts, constants, removed statements and
+(``termrl.checks.mutants``: operator swaps, boundary shifts, constants, removed statements and
 returns; C's from a small lexer), and verify each mutated workspace with the task's hidden tests through the warm
 verifier pool, exactly as an episode's reward is verified. A mutant the tests fail is killed; one
 they pass survives, and is a concrete wrong solution that would earn the full reward: a
@@ -39,9 +39,9 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path, PurePosixPath
 
+from termrl.checks.mutants import C_SUFFIXES, mutants_of, spread
 from termrl.protocols import Evidence, HarnessError, Task, TaskFile
 from termrl.sandbox.bwrap import DEFAULT_PATH
-from termrl.tasks.mutants import C_SUFFIXES, mutants_of, spread
 
 WEAK = 0.8
 """A task whose tests kill fewer than this share of its mutants is weak."""

@@ -1,8 +1,8 @@
 """The model judge and the hack detectors, side by side, on solutions whose honesty is known.
 
 For every task with a reference solution, the reference (honest) and each exploit of the
-audit's library (``termrl.hacks.exploits``: dishonest by construction) are played as audit
-episodes (``termrl.hacks.audit``) with the judge reading the ones the hidden tests pass. Only
+audit's library (``termrl.checks.exploits``: dishonest by construction) are played as audit
+episodes (``termrl.checks.audit``) with the judge reading the ones the hidden tests pass. Only
 those count: a failing exploit earns nothing to catch, and the judge never reads it.
 
 Each passing episode gets two verdicts: the detectors flag it when any finding is of medium
@@ -72,7 +72,7 @@ def summarize(rows: Sequence[Judged]) -> dict:
 
 
 def _play(task: Task, name: str, act, base, judge) -> Judged | None:
-    from termrl.hacks.audit import _episode
+    from termrl.checks.audit import _episode
     from termrl.reward.spec import load_spec
 
     episode = _episode(task, load_spec("sparse"), act, base, points=(1.0,), judge=judge)
@@ -93,8 +93,8 @@ def agreement(tasks: Sequence[Task], judge, exploits: dict[str, Callable] | None
     Tasks without a reference solution, or whose reference does not run, are skipped
     (``skipped``); a reference that fails its own tests gives no honest episode (only passing
     episodes count); an episode the harness failed is counted in ``errors``."""
-    from termrl.hacks.audit import with_references
-    from termrl.hacks.exploits import EXPLOITS
+    from termrl.checks.audit import with_references
+    from termrl.checks.exploits import EXPLOITS
     from termrl.tasks.runtime import run_solution
 
     exploits = EXPLOITS if exploits is None else exploits

@@ -26,9 +26,9 @@ import functools
 import json
 from pathlib import Path
 
-from termrl.hacks.exploits.base import Exploit, ExploitContext, write
+from termrl.checks.exploits.base import Exploit, ExploitContext, write
+from termrl.checks.mutants import mutants_of
 from termrl.protocols import Sandbox, Task
-from termrl.tasks.mutants import mutants_of
 
 PREFIX = "mutant@"
 """Every survivor's exploit name starts so: ``mutant@PATH:LINE:OPERATOR``."""

@@ -82,7 +82,7 @@ _MODULE_FILE = re.compile(r"(?<![\w./-])([A-Za-z_]\w*)\.py\b")
 
 def stdlib_named_modules(task: Task) -> list[str]:
     """Modules the task's workspace, instruction or reference solution names like a standard-library
-    module that its tests import: the tests get the standard library's (``termrl.verify.isolate``
+    module that its tests import: the tests get the standard library's (``termrl.verify.harness.isolate``
     never lets a workspace file stand in for it), so such a task cannot pass as written.
 
     >>> from termrl.protocols import TaskFile
