@@ -5,6 +5,7 @@
 # GPU) and termrl itself.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+say() { echo "setup: $*"; }  # one line per step: the whole setup takes a few minutes
 
 SYSTEM_PACKAGES=(bubblewrap util-linux procps python3 python3-venv python3-pytest python3-coverage
                  git gcc g++ make cmake jq sqlite3 bc zip unzip xxd file patch perl
@@ -13,7 +14,9 @@ SYSTEM_PACKAGES=(bubblewrap util-linux procps python3 python3-venv python3-pytes
 if command -v apt-get >/dev/null 2>&1; then
   SUDO=""
   [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+  say "updating the package lists (apt-get update)"
   $SUDO apt-get update -qq
+  say "installing Debian packages (${SYSTEM_PACKAGES[*]})"
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${SYSTEM_PACKAGES[@]}" >/dev/null
 else
   echo "setup: no apt-get; install these yourself: ${SYSTEM_PACKAGES[*]}" >&2
@@ -21,12 +24,21 @@ fi
 
 PYTHON=${PYTHON:-python3}
 "$PYTHON" -c 'import sys; assert sys.version_info >= (3, 11), "termrl needs Python >= 3.11"'
-[ -x .venv/bin/python ] || "$PYTHON" -m venv .venv
+if [ -x .venv/bin/python ]; then
+  say "using the virtual environment in .venv"
+else
+  say "creating a virtual environment in .venv"
+  "$PYTHON" -m venv .venv
+fi
+say "upgrading pip, setuptools and wheel"
 .venv/bin/python -m pip install -q --disable-pip-version-check --upgrade pip setuptools wheel
 if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/null 2>&1; then
+  say "installing PyTorch (a GPU answers nvidia-smi: the CUDA build)"
   .venv/bin/pip install -q --disable-pip-version-check torch
 else
+  say "installing CPU PyTorch (torch 2.13.0)"
   .venv/bin/pip install -q --disable-pip-version-check torch==2.13.0  # the CPU build
 fi
+say "installing termrl and its dependencies (pip install -e '.[dev,train,ray]')"
 .venv/bin/pip install -q --disable-pip-version-check -e '.[dev,train,ray]'
 echo "setup: done. termrl is at .venv/bin/termrl"
