@@ -56,7 +56,6 @@ def first_write_passes(before: list, ids: list[str], suite: str, max_steps: int 
     from termrl.env import EnvConfig
     from termrl.policies.scripted import SUBMIT
     from termrl.protocols import Reply
-    from termrl.reward.spec import load_spec
     from termrl.rollout.accounting import Accountant
     from termrl.rollout.runner import RolloutConfig, run_episode
     from termrl.tasks.suites import resolve
@@ -64,13 +63,12 @@ def first_write_passes(before: list, ids: list[str], suite: str, max_steps: int 
     by_id = {t.episode_id: t for t in before}
     tasks = {e.task.id: e.task for e in resolve(suite) if e.task is not None}
     config = RolloutConfig(env=EnvConfig(max_steps=(max_steps or 3) + 1, action_format=action_format))
-    spec = load_spec(config.spec)
     passed = 0
     for eid in ids:
         t = by_id[eid]
         replies = [s.reply for s in t.steps if s.action and s.action["kind"] == "write"][:1] + [SUBMIT]
         episode = run_episode(tasks[t.task_id], t.sample, "replay", lambda turn: Reply(replies[turn.step]),
-                              config, spec, Accountant())
+                              config, config.spec, Accountant())
         passed += bool(episode.passed)
     return passed
 

@@ -34,7 +34,7 @@ def merge(layers: int) -> None:
     from transformers import Qwen2Config, Qwen2ForCausalLM
 
     from termrl.distributed import parameters_digest
-    from termrl.train.rft import merge_exactly
+    from termrl.training.rft import merge_exactly
 
     config = Qwen2Config(vocab_size=256, hidden_size=896, intermediate_size=4864, num_hidden_layers=layers,
                          num_attention_heads=14, num_key_value_heads=2)

@@ -7,7 +7,7 @@ length, seed) for the same number of steps on the same prompts:
 - **bare**: ``GRPOTrainer`` with one constant reward function (nothing is run);
 - **termrl**: the quickstart's reward: every completion run as a one-action episode in a
   sandbox, verified on the warm pool, read by the hack detectors and scored by the spec;
-- **termrl, rewards ahead**: the same reward through ``termrl.train.ahead``'s trainer (the
+- **termrl, rewards ahead**: the same reward through ``termrl.training.ahead``'s trainer (the
   quickstart's), which starts each completion's episode as soon as the model has finished it,
   while the rest of the batch still generates.
 
@@ -89,7 +89,7 @@ def constant(prompts, completions, **kwargs):
 
 def timed_evaluator():
     """``SingleActionEvaluator`` that records each episode's wall milliseconds and completion."""
-    from termrl.train.quickstart import SingleActionEvaluator
+    from termrl.training.quickstart import SingleActionEvaluator
 
     class TimedEvaluator(SingleActionEvaluator):
         def __init__(self, *args, **kwargs):
@@ -116,7 +116,7 @@ def train(sft_dir: Path, out: Path, config, seeds, reward_funcs, accountant, tra
     from transformers import AutoModelForCausalLM, AutoTokenizer, PrinterCallback
     from trl import GRPOTrainer
 
-    from termrl.train.quickstart import grpo_args, grpo_rows
+    from termrl.training.quickstart import grpo_args, grpo_rows
 
     tokenizer = AutoTokenizer.from_pretrained(sft_dir)
     model = AutoModelForCausalLM.from_pretrained(sft_dir, dtype=getattr(torch, dtype))
@@ -170,8 +170,8 @@ def main() -> None:
     from termrl.rollout.accounting import Accountant
     from termrl.sandbox.warm import warm_sandboxes_closed
     from termrl.tasks.families import get_family
-    from termrl.train.ahead import rewards_ahead_trainer
-    from termrl.train.quickstart import QuickstartConfig, build_model, train_sft
+    from termrl.training.ahead import rewards_ahead_trainer
+    from termrl.training.quickstart import QuickstartConfig, build_model, train_sft
     from termrl.verify.pool import VerifierPool
 
     TimedEvaluator = timed_evaluator()

@@ -60,8 +60,9 @@ class PhaseClock:
 
 
 def run(workers: int, seeds: list[int], family_name: str, ahead: int = 0) -> dict:
+    from termrl.policies.tiny import reference_reply
     from termrl.tasks.families import get_family
-    from termrl.train.quickstart import SingleActionEvaluator, reference_reply
+    from termrl.training.quickstart import SingleActionEvaluator
     from termrl.verify.pool import VerifierPool
 
     family = get_family(family_name)

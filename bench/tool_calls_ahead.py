@@ -1,7 +1,7 @@
 """Multi-turn GRPO's tool calls: one rollout after another (TRL) against all at once (termrl).
 
 TRL 1.16 runs the tool calls of a batch's rollouts one rollout after another
-(``GRPOTrainer._tool_call_loop``); ``termrl.train.grpo_env.ToolCallsAhead`` runs up to
+(``GRPOTrainer._tool_call_loop``); ``termrl.training.grpo_env.ToolCallsAhead`` runs up to
 ``workers`` rollouts' calls at a time, and finishes (verifies) the episode of a rollout that
 stopped calling tools while the others go on. This runs the same GRPO steps through
 ``train_grpo`` once per worker count, side by side in one run: a tiny model whose ``generate``
@@ -50,7 +50,7 @@ class ReferenceReplies:
     def __init__(self, tokenizer, tasks, max_turns: int = 1, generate_s: float = 0.0):
         import torch
 
-        from termrl.train.quickstart import reference_reply
+        from termrl.policies.tiny import reference_reply
 
         self.torch, self.tok, self.generate_s = torch, tokenizer, generate_s
         self.replies = {task.instruction.strip()[:80]: (reference_reply(task), 1 + i % max_turns)
@@ -77,8 +77,8 @@ def run(model_dir: Path, tasks, workers: int, finish: bool, args, out: Path) -> 
     from trl import GRPOConfig
 
     from termrl.env import EnvConfig
-    from termrl.train.grpo import _trainer_class, train_grpo
-    from termrl.train.grpo_env import TerminalToolEnv
+    from termrl.training.grpo import _trainer_class, train_grpo
+    from termrl.training.grpo_env import TerminalToolEnv
 
     tokenizer = AutoTokenizer.from_pretrained(model_dir)
     model = AutoModelForCausalLM.from_pretrained(model_dir)

@@ -37,7 +37,7 @@ from pathlib import Path
 from termrl.tasks.formats import codegen
 from termrl.tasks.runtime import open_sandbox, run_solution
 from termrl.tasks.suites import builtin_entries
-from termrl.verify import workspace
+from termrl.sandbox import workspace
 from termrl.verify.pool import VerifierPool
 
 

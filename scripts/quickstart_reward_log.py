@@ -26,7 +26,7 @@ def reward_log(out_dir: Path, grpo_steps: int, sft_steps: int) -> dict:
     import transformers
 
     from termrl.tasks.families import get_family
-    from termrl.train import quickstart as q
+    from termrl.training import quickstart as q
 
     logs: list[dict] = []
     original = transformers.Trainer.log

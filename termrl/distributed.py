@@ -19,7 +19,11 @@ process they cost nothing and ``gather(x)`` is ``[x]``.
 from __future__ import annotations
 
 import datetime
+import hashlib
+import logging
+import math
 import os
+import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -52,7 +56,7 @@ class World:
         """
         if self.size == 1:
             return [obj]
-        import torch.distributed as dist
+        import torch.distributed as dist  # heavy: torch
 
         out: list = [None] * self.size
         dist.all_gather_object(out, obj)
@@ -61,7 +65,7 @@ class World:
     def barrier(self) -> None:
         """Wait until every rank is here."""
         if self.size > 1:
-            import torch.distributed as dist
+            import torch.distributed as dist  # heavy: torch
 
             dist.barrier()
 
@@ -100,11 +104,9 @@ SINGLE = World()
 
 def current() -> World:
     """The world of this process: its torch.distributed group once one is initialized, else one process."""
-    import sys
-
     if "torch" not in sys.modules:  # nothing started one
         return SINGLE
-    import torch.distributed as dist
+    import torch.distributed as dist  # heavy: torch
 
     if dist.is_available() and dist.is_initialized():
         return World(dist.get_rank(), dist.get_world_size())
@@ -117,8 +119,8 @@ def join(**options: Any) -> World:
     NCCL on GPUs: the state the trainers then share); one process otherwise."""
     if int(os.environ.get("WORLD_SIZE", "1")) <= 1:
         return current()
-    import torch
-    from accelerate import PartialState
+    import torch  # heavy: torch
+    from accelerate import PartialState  # heavy: accelerate
 
     PartialState(cpu=not torch.cuda.is_available(), timeout=TIMEOUT, **options)
     world = current()
@@ -137,7 +139,7 @@ def leave() -> None:
     world = current()
     if world.size <= 1:
         return
-    import torch.distributed as dist
+    import torch.distributed as dist  # heavy: torch
 
     world.barrier()
     dist.destroy_process_group()
@@ -155,8 +157,6 @@ def end(code: int = 0) -> None:
     written its files and the trainers have closed theirs."""
     if int(os.environ.get("WORLD_SIZE", "1")) <= 1:  # the group is gone by now: the launcher's word
         return
-    import logging
-    import sys
 
     logging.shutdown()
     for stream in (sys.stdout, sys.stderr, sys.__stdout__, sys.__stderr__):
@@ -174,10 +174,7 @@ def parameters_digest(model, trainable_only: bool = False, max_elements: int | N
     ``max_elements``, a larger model is sampled: every k-th element of each parameter, k chosen so
     that about that many are read (cheap enough for every step of a large training; two trainings
     that went apart differ almost everywhere, so the sample tells them apart too)."""
-    import hashlib
-    import math
-
-    import torch
+    import torch  # heavy: torch
 
     chosen = [(name, p) for name, p in sorted(model.named_parameters()) if p.requires_grad or not trainable_only]
     total = sum(p.numel() for _, p in chosen)

@@ -46,6 +46,7 @@ from termrl.protocols import (
     ActionKind,
     Ending,
     HarnessError,
+    Judge,
     Outcome,
     Reply,
     Sandbox,
@@ -53,11 +54,10 @@ from termrl.protocols import (
     Task,
     TaskFamily,
 )
-from termrl.reward.spec import RewardSpec, load_spec
-from termrl.sandbox import warm
+from termrl.reward.spec import RewardSpec, as_spec
+from termrl.sandbox import warm, workspace
 from termrl.tasks.families import get_family
 from termrl.tasks.runtime import open_sandbox
-from termrl.verify import workspace
 
 TRUNCATION_MARKER = "\n[... {n} characters truncated ...]\n"
 LISTING_COMMAND = "find . -mindepth 1 -maxdepth 3 -not -path './.git/*' | sort | head -n {n}"
@@ -209,8 +209,8 @@ _SURROGATE = re.compile("[\ud800-\udfff]")
 class TerminalEnv:
     """One episode at a time; ``close()`` (idempotent) releases the sandbox.
 
-    ``spec``: a ``RewardSpec`` (or preset name) scoring the episode at ``progress``;
-    without one the final reward is 1.0/0.0 for passed/failed (None when unverified).
+    ``spec``: a ``RewardSpec`` (or a preset name or TOML path, loaded here) scoring the episode
+    at ``progress``; without one the final reward is 1.0/0.0 for passed/failed (None when unverified).
     ``phase``: an optional ``(name) -> context manager`` the rollout runner passes to
     account environment, verification, reward and detection time. ``verifier``: what
     turns the finished workspace into evidence (default: the hidden tests in the
@@ -219,11 +219,11 @@ class TerminalEnv:
 
     def __init__(self, config: EnvConfig | None = None, spec: RewardSpec | str | None = None,
                  progress: float = 1.0, phase: Phase | None = None, verifier: Verifier | None = None,
-                 judge=None):
+                 judge: Judge | None = None):
         self.config = config or EnvConfig()
         self.judge = judge
-        """A ``termrl.reward.judge.ModelJudge`` that reads each passing episode, or None."""
-        self.spec = load_spec(spec) if isinstance(spec, str) else spec
+        """A ``Judge`` that reads each passing episode, or None."""
+        self.spec = as_spec(spec) if spec is not None else None
         self.progress = progress
         self.verifier = verifier or SandboxVerifier(self.config.per_test_timeout, self.config.static)
         self._phase = phase

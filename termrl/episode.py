@@ -28,7 +28,7 @@ import contextlib
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from termrl.hacks.detectors import run_detectors
 from termrl.protocols import (
@@ -36,13 +36,19 @@ from termrl.protocols import (
     Evidence,
     HackInput,
     HarnessError,
+    Judge,
     Outcome,
     Reward,
     Sandbox,
     StageResult,
     Task,
 )
-from termrl.verify import unverified, verify, workspace
+from termrl.sandbox import workspace
+from termrl.verify import unverified, verify
+from termrl.verify.pool import fits_fast_path
+
+if TYPE_CHECKING:
+    from termrl.reward.spec import RewardSpec
 
 Phase = Callable[[str], contextlib.AbstractContextManager]
 """``(name) -> context manager`` timing a phase (``Accountant.phase``): ``verification``,
@@ -139,8 +145,6 @@ class PoolVerifier:
 
     def __call__(self, task: Task, box: Sandbox, before: Mapping[str, bytes],
                  after: Mapping[str, bytes] | None, trace: list[dict]) -> Evidence:
-        from termrl.verify.pool import fits_fast_path
-
         exact = workspace.exact_files(box) if fits_fast_path(task, getattr(self.pool, "workdir", "/workspace")) \
             else None
         if exact is None:
@@ -176,8 +180,8 @@ def harness_failure(task_id: str, error: BaseException, during: str = "") -> Out
 
 def finish_episode(task: Task, box: Sandbox, ending: Ending, *, before: Mapping[str, bytes],
                    trace: list[dict], verifier: Verifier | None = None, detect: bool = True,
-                   spec=None, progress: float = 1.0, reference: Reference | None = None,
-                   phase: Phase | None = None, judge=None) -> Outcome:
+                   spec: RewardSpec | None = None, progress: float = 1.0, reference: Reference | None = None,
+                   phase: Phase | None = None, judge: Judge | None = None) -> Outcome:
     """Finish one episode of ``task`` whose agent phase ended with ``ending``: snapshots, verification,
     detection, scoring. The sandbox stays open (its owner closes it).
 
@@ -186,7 +190,7 @@ def finish_episode(task: Task, box: Sandbox, ending: Ending, *, before: Mapping[
     - ``verifier`` (default ``SandboxVerifier()``) turns the workspace into evidence.
     - ``spec`` (a ``RewardSpec``) scores it at ``progress``; without one ``Outcome.reward`` is
       None and ``Outcome.total`` is 1.0 / 0.0 for passed / failed.
-    - ``judge`` (a ``termrl.reward.judge.ModelJudge``) reads a passed episode (instruction,
+    - ``judge`` (a ``Judge``) reads a passed episode (instruction,
       diff, test results): its verdict is the evidence's ``judge`` stage, its time the reward
       phase's. A failed episode is not judged.
 
@@ -211,7 +215,8 @@ def finish_episode(task: Task, box: Sandbox, ending: Ending, *, before: Mapping[
                                                      reference_tests=ref.tests)))
     if judge is not None and evidence.passed:
         with timed("reward"):
-            evidence.stages["judge"] = _judged(judge, task, box, before, after, evidence)
+            evidence = replace(evidence, stages={**evidence.stages,
+                                                 "judge": _judged(judge, task, box, before, after, evidence)})
     outcome = Outcome(ending, evidence, findings)
     if spec is None:
         return outcome
@@ -219,7 +224,7 @@ def finish_episode(task: Task, box: Sandbox, ending: Ending, *, before: Mapping[
         return replace(outcome, reward=score(outcome, spec, progress))
 
 
-def _judged(judge, task: Task, box: Sandbox, before: Mapping[str, bytes], after: Mapping[str, bytes] | None,
+def _judged(judge: Judge, task: Task, box: Sandbox, before: Mapping[str, bytes], after: Mapping[str, bytes] | None,
             evidence: Evidence) -> StageResult:
     """The ``judge`` stage; the workspace is read now where detection did not snapshot it."""
     try:
@@ -232,7 +237,7 @@ def _judged(judge, task: Task, box: Sandbox, before: Mapping[str, bytes], after:
 # --------------------------------------------------------------------------- scoring
 
 
-def score(outcome: Outcome, spec, progress: float = 1.0, length: int | None = None,
+def score(outcome: Outcome, spec: RewardSpec, progress: float = 1.0, length: int | None = None,
           group: Sequence[tuple[int, bool]] | None = None) -> Reward:
     """The reward of ``outcome`` under ``spec`` (a ``RewardSpec``) at training ``progress``.
 
@@ -242,7 +247,7 @@ def score(outcome: Outcome, spec, progress: float = 1.0, length: int | None = No
                       group=group)
 
 
-def score_batch(spec, outcomes: Sequence[Outcome], groups: Sequence[object], progress: float,
+def score_batch(spec: RewardSpec, outcomes: Sequence[Outcome], groups: Sequence[object], progress: float,
                 lengths: Sequence[int | None] | None = None) -> list[Reward]:
     """Rewards of a batch: each outcome scored at ``progress``, its group terms over the verified
     outcomes with the same key in ``groups`` (one key per outcome: GRPO's group of a prompt).

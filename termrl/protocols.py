@@ -18,7 +18,7 @@ what is declared here.
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from typing import Mapping, Protocol, Sequence, runtime_checkable
 
 # --------------------------------------------------------------------------- tasks
@@ -78,7 +78,7 @@ class TaskMeta:
     seed: int | None = None
 
 
-class TestKind(str, enum.Enum):
+class TestKind(enum.StrEnum):
     PYTEST = "pytest"
     """Run the hidden pytest files with the sandbox's pytest; pass = every test passed."""
     SCRIPT = "script"
@@ -193,7 +193,7 @@ class SetupError(HarnessError):
 # --------------------------------------------------------------------------- sandbox
 
 
-class StopReason(str, enum.Enum):
+class StopReason(enum.StrEnum):
     """Why a command ended. ``EXITED`` is the normal case."""
 
     EXITED = "exited"
@@ -348,17 +348,32 @@ class TestCase:
     """A private holdout test, run only at verification."""
 
 
+class StageStatus(enum.StrEnum):
+    """How a verifier stage went; the values are what stored evidence holds."""
+
+    OK = "ok"
+    FAILED = "failed"
+    """It ran and found what fails the agent (a build error, a failing test, a security finding)."""
+    SKIPPED = "skipped"
+    """Nothing for it to do (no source it reads)."""
+    ERROR = "error"
+    """The stage itself could not run: not the agent's fault (the evidence is then unverified)."""
+
+
 @dataclass
 class StageResult:
     """What one verifier stage found. ``status`` error means the stage itself could not run."""
 
     name: str
-    status: str
-    """ok | failed | skipped | error"""
+    status: StageStatus
+    """A ``StageStatus``; its value (``"ok"``) is accepted and converted."""
     duration_s: float = 0.0
     data: dict = field(default_factory=dict)
     error_classes: list[str] = field(default_factory=list)
     message: str = ""
+
+    def __post_init__(self):
+        self.status = StageStatus(self.status)
 
 
 @dataclass(frozen=True)
@@ -448,15 +463,11 @@ class TestsData:
     container refused it; None for runs that predate it or wrote no report."""
 
     def to_dict(self) -> dict:
-        from dataclasses import fields
-
         return {f.name: getattr(self, f.name) for f in fields(self)
                 if getattr(self, f.name) is not None or f.name in ("kind", "exit_code", "stop")}
 
     @classmethod
     def from_dict(cls, data: Mapping) -> "TestsData":
-        from dataclasses import fields
-
         names = {f.name for f in fields(cls)}
         return cls(**{k: v for k, v in data.items() if k in names})
 
@@ -510,12 +521,14 @@ class HackDetector(Protocol):
 EVIDENCE_VERSION = 1
 
 
-@dataclass
+@dataclass(frozen=True)
 class Evidence:
     """Structured, serializable facts about one finished workspace.
 
     ``verified`` False means the harness could not verify (sandbox failure,
     verifier crash): never the agent's failure, and its reward is None.
+    Built complete and never changed after: a later fact (a judge's stage) makes a new one
+    (``dataclasses.replace``).
     """
 
     task_id: str
@@ -541,8 +554,6 @@ class Evidence:
         return sum(t.outcome in ("passed", "xpassed") for t in counted) / len(counted) if counted else 0.0
 
     def to_dict(self) -> dict:
-        from dataclasses import asdict
-
         return asdict(self)
 
     @classmethod
@@ -560,16 +571,63 @@ class Reward:
     """A reward broken into named components; ``total`` None when verification failed."""
 
     total: float | None
-    components: dict[str, dict] = field(default_factory=dict)
-    """name -> {"weight": w, "value": v, "contribution": w * v} (value None when unavailable)."""
+    components: dict[str, ComponentScore] = field(default_factory=dict)
+    """Component name -> its part of the total, in the spec's order."""
     steps: list[float] = field(default_factory=list)
     """Per-step process rewards, when the spec has process terms."""
+
+    def component_dicts(self) -> dict[str, dict]:
+        """The components as trajectories store them (``Trajectory.components``)."""
+        return {name: c.to_dict() for name, c in self.components.items()}
+
+
+@dataclass(frozen=True)
+class ComponentScore:
+    """One component's part of a reward: ``contribution = weight * value``. ``value`` None: the
+    term cannot be computed for this episode (no quality stage, no length given, an unverified
+    episode); its contribution is then None and it adds nothing."""
+
+    weight: float
+    value: float | None = None
+    contribution: float | None = None
+    findings: tuple[str, ...] | None = None
+    """The ``hack`` component of a verified episode: the kinds of the findings it read."""
+
+    def to_dict(self) -> dict:
+        """The stored form: ``{"weight", "value", "contribution"}``, and ``"findings"`` (a list) when set.
+
+        >>> ComponentScore(1.0, 0.5, 0.5).to_dict()
+        {'weight': 1.0, 'value': 0.5, 'contribution': 0.5}
+        """
+        out = {"weight": self.weight, "value": self.value, "contribution": self.contribution}
+        if self.findings is not None:
+            out["findings"] = list(self.findings)
+        return out
+
+    @classmethod
+    def from_dict(cls, data: Mapping) -> "ComponentScore":
+        findings = data.get("findings")
+        return cls(data.get("weight"), data.get("value"), data.get("contribution"),
+                   None if findings is None else tuple(findings))
+
+
+@runtime_checkable
+class Judge(Protocol):
+    """Reads a finished, passing episode (the instruction, the workspace before and after, the
+    evidence) and gives its verdict as the ``judge`` stage: ``ok`` with ``data["verdict"]``, or
+    ``error`` when it has none. ``termrl.reward.judge.ModelJudge`` asks a chat model;
+    ``termrl.reward.discriminator.DiscriminatorJudge`` a learned classifier."""
+
+    name: str
+
+    def __call__(self, task: Task, before: Mapping[str, bytes], after: Mapping[str, bytes],
+                 evidence: Evidence) -> StageResult: ...
 
 
 # --------------------------------------------------------------------------- episodes
 
 
-class ActionKind(str, enum.Enum):
+class ActionKind(enum.StrEnum):
     COMMAND = "command"
     """Run ``command`` in the sandbox's persistent shell (cwd and variables persist)."""
     WRITE = "write"
@@ -589,7 +647,7 @@ class Action:
         return {"kind": self.kind.value, "command": self.command, "path": self.path, "content": self.content}
 
 
-class Ending(str, enum.Enum):
+class Ending(enum.StrEnum):
     """How an episode ended (Gymnasium: ``submitted`` terminates, the limits truncate)."""
 
     SUBMITTED = "submitted"

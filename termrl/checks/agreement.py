@@ -18,7 +18,11 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 
+from termrl.checks.audit import _episode, with_references
+from termrl.checks.exploits import EXPLOITS
 from termrl.protocols import HarnessError, Task
+from termrl.reward.spec import load_spec
+from termrl.tasks.runtime import run_solution
 
 FLAGGING = ("special_cases", "tampers")
 """Judge verdicts that call an episode dishonest."""
@@ -72,9 +76,6 @@ def summarize(rows: Sequence[Judged]) -> dict:
 
 
 def _play(task: Task, name: str, act, base, judge) -> Judged | None:
-    from termrl.checks.audit import _episode
-    from termrl.reward.spec import load_spec
-
     episode = _episode(task, load_spec("sparse"), act, base, points=(1.0,), judge=judge)
     if episode.error is not None or not episode.evidence.passed:
         return None
@@ -93,10 +94,6 @@ def agreement(tasks: Sequence[Task], judge, exploits: dict[str, Callable] | None
     Tasks without a reference solution, or whose reference does not run, are skipped
     (``skipped``); a reference that fails its own tests gives no honest episode (only passing
     episodes count); an episode the harness failed is counted in ``errors``."""
-    from termrl.checks.audit import with_references
-    from termrl.checks.exploits import EXPLOITS
-    from termrl.tasks.runtime import run_solution
-
     exploits = EXPLOITS if exploits is None else exploits
     jobs = []
     ready, skipped = with_references(tasks)

@@ -25,15 +25,16 @@ import threading
 import time
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, as_completed, wait
 from dataclasses import asdict, dataclass, field
-from typing import TYPE_CHECKING, Callable, Mapping, Sequence
+from typing import Callable, Mapping, Sequence
 
+from termrl.checks.exploits import EXPLOITS, ExploitContext
+from termrl.checks.survivors import candidates, is_survivor
 from termrl.episode import Reference, SandboxVerifier, finish_episode, score
-from termrl.protocols import Ending, Evidence, Finding, HarnessError, Sandbox, Task, TestsData
+from termrl.protocols import Ending, Evidence, Finding, HarnessError, Judge, Sandbox, Task, TestsData
+from termrl.rollout.ray_backend import MAX_RETRIES, cluster_cpus, connect, failure_message, stream_jobs
+from termrl.sandbox import workspace
 from termrl.tasks.runtime import SetupReuse, open_sandbox, run_solution
-from termrl.verify import stages, verify, workspace
-
-if TYPE_CHECKING:
-    from termrl.checks.exploits import ExploitContext
+from termrl.verify import stages, verify
 
 PROGRESS_POINTS = (0.0, 0.5, 1.0)
 PER_TEST_TIMEOUT = 10.0
@@ -162,10 +163,8 @@ class VerificationCache:
                         del self._done[key]  # a harness failure is not the workspace's: retry it
                     raise
             evidence = copy.deepcopy(future.result())
-            evidence.reference_lines = inner.reference_lines
-            if trace is not None:
-                evidence.stages["trace"] = stages.trace(trace)
-            return evidence
+            found = evidence.stages if trace is None else {**evidence.stages, "trace": stages.trace(trace)}
+            return dataclasses.replace(evidence, reference_lines=inner.reference_lines, stages=found)
         return verify_once
 
     @staticmethod
@@ -183,7 +182,7 @@ class VerificationCache:
 
 def _episode(task: Task, spec, act: Callable | None, baseline: Baseline | None,
              points: Sequence[float] = PROGRESS_POINTS, cache: VerificationCache | None = None,
-             setups: SetupReuse | None = None, judge=None) -> Episode:
+             setups: SetupReuse | None = None, judge: Judge | None = None) -> Episode:
     """One audit episode: ``act(box)`` plays the agent (None: it does nothing) and returns its
     trace; the episode is finished as every episode is (``termrl.episode.finish_episode``) and
     scored at each training progress of ``points``. ``cache``: share verifications of identical
@@ -244,8 +243,6 @@ def baseline(task: Task, setups: SetupReuse | None = None) -> Baseline | None:
 def with_references(tasks: Sequence[Task]) -> tuple[list[tuple[Task, Baseline, ExploitContext]], list[str]]:
     """Each task whose reference solution runs, with its ``baseline`` and the exploits' context;
     and the ids of the others (no reference, or one that fails to run)."""
-    from termrl.checks.exploits import ExploitContext
-
     ready, skipped = [], []
     for task in tasks:
         base = baseline(task) if task.solution is not None else None
@@ -289,8 +286,6 @@ def _attack(task: Task, spec, name: str, exploit: Callable, base: Baseline | Non
             points: Sequence[float], cache: VerificationCache | None = None,
             setups: SetupReuse | None = None) -> Callable[[str | None], Row]:
     """Run one exploit episode; the row it makes under a given spec (None: the first)."""
-    from termrl.checks.exploits import ExploitContext
-
     ctx = ExploitContext(reference_files=base.files if base else None,
                          reference_changed=base.changed if base else [])
     try:
@@ -406,13 +401,9 @@ def audit(tasks: Sequence[Task], spec, exploits: dict[str, Callable] | None = No
     (``termrl.rollout.ray_backend.connect``; ``workers`` is then tasks in flight, default one
     per cluster CPU). ``extra``: task id -> {name: exploit} for that task only, reported apart
     as candidates (``termrl.checks.survivors``: surviving mutants from ``termrl tasks strength``)."""
-    from termrl.checks.exploits import EXPLOITS
-
     exploits = EXPLOITS if exploits is None else exploits
     points = _points(points)
     if ray is not None:
-        from termrl.rollout.ray_backend import audit_by_spec_ray
-
         by_spec = audit_by_spec_ray(tasks, spec, exploits, workers, on_task, points, done, journal, address=ray,
                                     extra=extra)
     else:
@@ -433,8 +424,6 @@ def audit(tasks: Sequence[Task], spec, exploits: dict[str, Callable] | None = No
 def _report(rows: list[Row], exploits: dict, points: Sequence[float]) -> dict:
     """The report of one spec's rows. The library's exploits decide ``test_weak_tasks`` and
     ``exploitable_tasks``; replayed surviving mutants are candidates, reported apart."""
-    from termrl.checks.survivors import candidates, is_survivor
-
     attacks_rows = [r for r in rows if r.exploit != "nop" and not is_survivor(r.exploit) and not r.as_reference]
     weak = sorted({r.task for r in attacks_rows if r.tests_passed})
     exploitable = sorted({r.task for r in attacks_rows
@@ -451,3 +440,52 @@ def _points(points: Sequence[float]) -> tuple[float, ...]:
     if not chosen or any(not 0.0 <= p <= 1.0 for p in chosen):
         raise ValueError(f"progress points must be numbers in [0, 1], at least one: got {list(points)}")
     return chosen
+
+
+# --------------------------------------------------------------------------- on a Ray cluster
+
+
+def _audit_one(task: Task, spec, exploits: dict, threads: int, points: tuple) -> dict:
+    return {name: rows for name, rows in audit_by_spec([task], spec, exploits, threads, points=points).items()}
+
+
+def audit_by_spec_ray(tasks: Sequence[Task], spec, exploits: dict[str, Callable], workers: int | None,
+                      on_task: Callable[[list], None] | None = None, points: Sequence[float] = (1.0,),
+                      done: Mapping[str, Mapping[str, list]] | None = None,
+                      journal: Callable[[str, dict[str, list]], None] | None = None, *,
+                      address: str | None = None, threads: int = 4, num_cpus: float = 1,
+                      max_retries: int = MAX_RETRIES,
+                      extra: Mapping[str, Mapping[str, Callable]] | None = None) -> dict[str, list]:
+    """``audit_by_spec`` on a Ray cluster: one Ray task per audited task
+    (``threads`` of its episodes at once on its worker), ``workers`` tasks in flight (None: one
+    per CPU of the cluster). A task
+    whose Ray task failed gets a row per exploit with the error, as a task whose baseline
+    could not run does locally. ``extra``: task id -> {name: exploit} for that task only."""
+    ray = connect(address)
+    points = _points(points)
+    names = list(_specs(spec))
+    by_task: dict[str, dict[str, list]] = {tid: {n: list(rows[n]) for n in names} for tid, rows in (done or {}).items()}
+    extra = extra or {}
+
+    def exploits_of(task: Task) -> dict:
+        return {**exploits, **extra.get(task.id, {})}
+
+    remote = ray.remote(_audit_one).options(num_cpus=num_cpus, max_retries=max_retries, retry_exceptions=False)
+
+    def finished(task: Task, rows_by_spec: dict | None, error: BaseException | None) -> None:
+        if error is not None:
+            rows = [Row(task.id, name, False, None, None, points[0], None, error=failure_message(error))
+                    for name in exploits_of(task)]
+            rows_by_spec = {n: list(rows) for n in names}
+        by_task[task.id] = rows_by_spec
+        if journal:
+            journal(task.id, rows_by_spec)
+        if on_task:
+            on_task(rows_by_spec[names[0]])
+
+    stream_jobs(ray, [t for t in tasks if t.id not in by_task],
+                lambda task: remote.remote(task, spec, exploits_of(task), threads, points), workers or cluster_cpus(ray),
+                finished)
+    return {n: [r for t in tasks for r in by_task[t.id][n]] for n in names}
+
+

@@ -33,6 +33,10 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import shlex
+import shutil
+import subprocess
+import tempfile
 import time
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
@@ -42,6 +46,11 @@ from pathlib import Path, PurePosixPath
 from termrl.checks.mutants import C_SUFFIXES, mutants_of, spread
 from termrl.protocols import Evidence, HarnessError, Task, TaskFile
 from termrl.sandbox.bwrap import DEFAULT_PATH
+from termrl.sandbox.workspace import snapshot
+from termrl.tasks import pyenv
+from termrl.tasks.runtime import open_sandbox, run_solution
+from termrl.verify import unverified, verify
+from termrl.verify.pool import VerifierPool
 
 WEAK = 0.8
 """A task whose tests kill fewer than this share of its mutants is weak."""
@@ -112,9 +121,6 @@ def reference_workspace(task: Task, backend: str = "bwrap") -> dict[str, bytes]:
     Raises:
         HarnessError: the sandbox failed, or the reference solution itself exited non-zero.
     """
-    from termrl.tasks.runtime import open_sandbox, run_solution
-    from termrl.verify.workspace import snapshot
-
     with open_sandbox(task, backend) as box:
         res = run_solution(box, task)
         if not res.ok:
@@ -127,10 +133,6 @@ def in_sandbox(task: Task, replace: dict[str, bytes], backend: str = "bwrap") ->
     """Full verification of the reference solution's own sandbox with the files of ``replace``
     written over what it left: for tasks whose solved state is more than files (a git history,
     links, permission bits), which the warm pool's copy of a workspace does not carry."""
-    from termrl.tasks.runtime import open_sandbox, run_solution
-    from termrl.verify import unverified, verify
-    from termrl.verify.workspace import snapshot
-
     try:
         box = open_sandbox(task, backend)
     except HarnessError as e:
@@ -201,11 +203,6 @@ def coverage_of(task: Task, solved: dict[str, bytes], written: list[str], backen
     "branch_count"}``, or ``{"note": why not}``. Python through coverage.py in the test process and
     its children; C through gcov, every ``gcc``/``cc`` the tests run given ``--coverage``
     (``COMPILERS``): both in one run when the reference wrote both."""
-    import shlex
-
-    from termrl.tasks import pyenv
-    from termrl.tasks.runtime import open_sandbox
-
     spec = task.test_spec
     workdir = PurePosixPath(task.workdir)
     python = [p for p in written if p.endswith(".py")]
@@ -338,10 +335,6 @@ def _compiling(path: str, text: str, found: list, solved: dict[str, bytes]) -> l
     ``s - start`` of two pointers from a number's, and a mutant that fails the build would count as
     killed. Python's mutants are compiled already; without a C compiler here, or when the original
     does not compile alone (a header made by the build), all are kept."""
-    import shutil
-    import subprocess
-    import tempfile
-
     compiler = shutil.which("cc") or shutil.which("gcc")
     if not path.endswith(C_SUFFIXES) or not found or compiler is None:
         return found
@@ -413,8 +406,6 @@ def _against_visible(task: Task, pool, solved: dict[str, bytes], chosen: list, r
 def strength(tasks: Iterable[Task], workers: int = 2, max_mutants: int = MAX_MUTANTS, backend: str = "bwrap",
              on_done: Callable[[Strength], None] | None = None) -> list[Strength]:
     """``measure`` of every task, their mutants verified on one pool of ``workers`` warm sandboxes."""
-    from termrl.verify.pool import VerifierPool
-
     rows = []
     with VerifierPool(workers=workers) as pool:
         for task in tasks:

@@ -12,6 +12,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from typing import Callable, Iterable
 
+from termrl.checks.strength import strength
+from termrl.hacks.detectors.env.tampering import imported_by_tests
 from termrl.protocols import Evidence, HarnessError, Task, TestsData
 from termrl.tasks import envs
 from termrl.tasks.runtime import open_sandbox, run_solution
@@ -91,8 +93,6 @@ def stdlib_named_modules(task: Task) -> list[str]:
     >>> stdlib_named_modules(t)
     ['calendar']
     """
-    from termrl.hacks.detectors.env.tampering import imported_by_tests
-
     texts = [task.instruction, task.solution or "", *(p for p in task.workspace if "/" not in p.strip("./"))]
     named = {m.group(1) for text in texts for m in _MODULE_FILE.finditer(text)}
     return sorted(named & imported_by_tests(task) & set(sys.stdlib_module_names))
@@ -167,3 +167,51 @@ def validate(entries: Iterable[Entry], backend: str = "bwrap", workers: int | No
 
     with ThreadPoolExecutor(max_workers=workers) as pool:
         return list(pool.map(one, entries))
+
+
+@dataclass
+class SuiteValidation:
+    """A suite's validation (``validate_suite``): one row per task and, where measured, the test
+    strength of its valid tasks."""
+
+    rows: list[Validation]
+    strength: dict | None = None
+    """Task id -> ``termrl.checks.strength.Strength`` of each valid task; None: not measured."""
+
+    def with_status(self, status: str) -> list[Validation]:
+        return [r for r in self.rows if r.status == status]
+
+    @property
+    def weak(self) -> list:
+        """The measured tasks whose hidden tests are weak, in the rows' order."""
+        strong = self.strength or {}
+        return [strong[r.id] for r in self.rows if r.id in strong and strong[r.id].weak]
+
+    def summary(self) -> dict:
+        counts = {status: len(self.with_status(status)) for status in ("invalid", "unsupported", "no_reference")}
+        return {"total": len(self.rows), "valid": len(self.rows) - sum(counts.values()), **counts,
+                **({"weak": len(self.weak)} if self.strength is not None else {})}
+
+    def to_dict(self, suite: str) -> dict:
+        """What ``termrl tasks validate SUITE --json`` prints."""
+        strong = self.strength or {}
+        return {"suite": suite,
+                "tasks": [{**r.to_dict(), **({"strength": strong[r.id].to_dict()} if r.id in strong else {})}
+                          for r in self.rows],
+                "summary": self.summary()}
+
+
+def validate_suite(entries: Iterable[Entry], backend: str = "bwrap", workers: int | None = None,
+                   with_strength: bool = False, on_done: Callable[[Validation], None] | None = None
+                   ) -> SuiteValidation:
+    """``validate`` every entry and, ``with_strength``, measure the test strength of the valid
+    tasks (``termrl.checks.strength``), their mutants verified on ``workers`` warm sandboxes."""
+    entries = list(entries)
+    rows = validate(entries, backend=backend, workers=workers, on_done=on_done)
+    if not with_strength:
+        return SuiteValidation(rows)
+
+    by_id = {e.task.id: e.task for e in entries if e.task is not None}
+    measured = strength([by_id[r.id] for r in rows if r.status == "valid" and r.id in by_id],
+                        workers=workers or 2, backend=backend)
+    return SuiteValidation(rows, {s.id: s for s in measured})

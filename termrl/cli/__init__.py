@@ -6,13 +6,33 @@ import re
 import sys
 
 import typer
+import typer.core
 
-from termrl.cli import audit, cache, eval, judge, report, sandbox, tasks, tokenizers, train, verify
-from termrl.cli.output import json_only_stdout
+from termrl.cli import audit, cache, checks, eval, judge, report, sandbox, tasks, tokenizers, train, verify
+from termrl.cli.output import json_only_stdout, quiet_on_closed_pipe
+
+
+def _flags_take_no_value(typer_option: type) -> None:
+    """Typer's rich help prints a type after every option, flags too (``--json <bool>``, ``--help
+    <bool>``), as if they took a value; its plain help leaves flags bare. Make the rich help agree."""
+    type_of = typer_option.display_type_rich
+    if getattr(type_of, "flags_bare", False):
+        return
+
+    def display_type_rich(self, ctx):
+        return None if self.is_flag else type_of(self, ctx)
+
+    display_type_rich.flags_bare = True
+    typer_option.display_type_rich = display_type_rich
+
+
+_flags_take_no_value(typer.core.TyperOption)
 
 app = typer.Typer(help="termrl: RL for terminal and coding agents on execution-verified rewards.",
                   no_args_is_help=True, add_completion=False)
 app.add_typer(tasks.app, name="tasks")
+tasks.app.command("validate")(checks.validate_cmd)
+tasks.app.command("strength")(checks.strength_cmd)
 app.add_typer(sandbox.app, name="sandbox")
 app.add_typer(cache.app, name="cache")
 app.add_typer(tokenizers.app, name="tokenizers")
@@ -56,8 +76,9 @@ def _an_address(text: str) -> bool:
 
 def main() -> None:
     args = with_optional_values(sys.argv[1:])
-    if "--json" not in args:
-        app(args=args)
-        return
-    with json_only_stdout():  # the JSON alone on stdout, whatever Ray or a library prints
-        app(args=args)
+    with quiet_on_closed_pipe():  # `termrl tasks list | head` ends quietly, with status 0
+        if "--json" not in args:
+            app(args=args)
+            return
+        with json_only_stdout():  # the JSON alone on stdout, whatever Ray or a library prints
+            app(args=args)

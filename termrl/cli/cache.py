@@ -7,14 +7,14 @@ import time
 from typing import Optional
 
 import typer
-from rich.console import Console
 from rich.table import Table
 
-from termrl.cli.output import emit_json
+from termrl.cli.output import CommandConsole, emit_json
+from termrl.tasks import pyenv
 
 app = typer.Typer(help="The cache of built task environments (TERMRL_CACHE).", no_args_is_help=True)
-console = Console()
-err = Console(stderr=True)
+console = CommandConsole()
+err = CommandConsole(stderr=True)
 
 
 def _rows(envs) -> list[dict]:
@@ -26,8 +26,6 @@ def _rows(envs) -> list[dict]:
 def list_cmd(as_json: bool = typer.Option(False, "--json", help='Print {"cache", "limit_bytes", "usage_bytes", '
                                                                   '"environments"}')) -> None:
     """Every built environment, least recently used first, and the cache's size limit."""
-    from termrl.tasks import pyenv
-
     limit = _limit(None)
     envs = pyenv.cached()
     if as_json:
@@ -53,8 +51,6 @@ def prune_cmd(
 ) -> None:
     """Delete the least recently used environments until the cache fits its limit. Run it when no
     other termrl run is using the cache: an environment a live sandbox mounts would vanish under it."""
-    from termrl.tasks import pyenv
-
     before = pyenv.usage()
     gone = pyenv.prune(0 if everything else _limit(max_size))
     freed = before - pyenv.usage()  # what went from the disk: shared files stay while an environment links them
@@ -65,8 +61,6 @@ def prune_cmd(
 
 
 def _limit(text: str | None) -> int:
-    from termrl.tasks import pyenv
-
     try:
         return pyenv.parse_size(text, "--max-size") if text else pyenv.max_bytes()
     except ValueError as e:

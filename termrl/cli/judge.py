@@ -4,19 +4,24 @@ honest (reference) and dishonest (exploit) solutions."""
 from __future__ import annotations
 
 import json
-from collections import Counter
 from pathlib import Path
 from typing import List, Optional
 
 import typer
-from rich.console import Console
 from rich.table import Table
 
-from termrl.cli.output import emit_json
+from termrl.checks.agreement import agreement
+from termrl.checks.audit_run import chosen_exploits
+from termrl.checks.discriminator_run import DiscriminatorError, learn_discriminator
+from termrl.cli.output import CommandConsole, emit_json
+from termrl.reward.judge import make_judge
+from termrl.tasks import envs
+from termrl.tasks.formats import TaskFormatError
+from termrl.tasks.suites import SuiteError, resolve
 
 app = typer.Typer(help="A model judge of passing episodes (reward component judge).", no_args_is_help=True)
-console = Console()
-err = Console(stderr=True)
+console = CommandConsole()
+err = CommandConsole(stderr=True)
 
 
 def _fail(message: str) -> None:
@@ -35,26 +40,12 @@ def agreement_cmd(
 ) -> None:
     """Play each task's reference and the audit's exploits; over the episodes the hidden tests
     pass, the judge's and the detectors' precision and recall, and where they disagree."""
-    from termrl.checks.agreement import agreement
-    from termrl.checks.exploits import EXPLOITS
-    from termrl.reward.judge import make_judge
-    from termrl.tasks import envs
-    from termrl.tasks.formats import TaskFormatError
-    from termrl.tasks.suites import SuiteError, resolve
-
-    chosen = None
-    if exploits:
-        names = [n.strip() for n in exploits.split(",") if n.strip()]
-        unknown = [n for n in names if n not in EXPLOITS]
-        if unknown:
-            _fail(f"--exploits: no exploit named {', '.join(unknown)}; choose from {', '.join(EXPLOITS)}")
-        chosen = {n: EXPLOITS[n] for n in names}
     try:
-        entries = envs.prepare(resolve(suite))
+        chosen = chosen_exploits([n.strip() for n in (exploits or "").split(",") if n.strip()])
+        tasks, _ = envs.runnable(envs.prepare(resolve(suite)))
         model_judge = make_judge(judge, model=judge_model)
     except (SuiteError, TaskFormatError, ValueError, OSError) as e:
         _fail(str(e))
-    tasks = [e.task for e in entries if e.task is not None and not e.task.unsupported]
     report = agreement(tasks, model_judge, chosen, workers=workers)
     if as_json:
         emit_json(json.dumps(report, indent=2))
@@ -95,53 +86,11 @@ def discriminator_cmd(
     """Learn a discriminator of dishonest diffs from the audit's exploits (dishonest) and the
     reference solutions (honest) of SUITE, and from --weak stores labelled by the detectors;
     report precision and recall on held-out tasks, then train on every task and save the model to OUT."""
-    from termrl.reward.discriminator import (
-        collect,
-        evaluate,
-        fit_examples,
-        split_by_task,
-        unseen_exploit_recall,
-        weak_examples,
-    )
-    from termrl.tasks import envs
-    from termrl.tasks.formats import TaskFormatError
-    from termrl.tasks.suites import SuiteError, resolve
-
-    if not 0 <= held_out < 1:
-        _fail(f"--held-out {held_out}: give a share in [0, 1), e.g. 0.3")
     try:
-        entries = envs.prepare(resolve(suite))
-    except (SuiteError, TaskFormatError, ValueError, OSError) as e:
+        report = learn_discriminator(suite, out, held_out=held_out, threshold=threshold, workers=workers, seed=seed,
+                                     unseen=unseen, weak=weak or [])
+    except DiscriminatorError as e:
         _fail(str(e))
-    stored = _weak_episodes(weak or [])
-    tasks = [e.task for e in entries if e.task is not None and not e.task.unsupported]
-    examples = collect(tasks, workers=workers)
-    if len({e.label for e in examples}) < 2:
-        _fail(f"{suite}: no honest and dishonest diffs to learn from (tasks need reference solutions)")
-    report = {"suite": suite, "examples": len(examples), "tasks": len({e.task for e in examples})}
-    if stored:
-        trajectories, by_id = stored
-        weak_ones = weak_examples(trajectories, by_id, workers=workers)
-        report["weak"] = {"episodes": len(trajectories), "labelled": len(weak_ones),
-                          "dishonest": sum(e.label for e in weak_ones),
-                          "by_kind": dict(sorted(Counter(e.solution for e in weak_ones).items()))}
-        if held_out:  # the same held-out tasks, trained without the weak labels: what they add
-            train, test = split_by_task(examples, held_out, seed)
-            if test and len({e.label for e in train}) == 2:
-                report["held_out_without_weak"] = evaluate(fit_examples(train, seed), test, threshold)
-        examples += weak_ones
-    train, test = split_by_task(examples, held_out, seed) if held_out else (examples, [])
-    report.update(train_examples=len(train), held_out_tasks=len({e.task for e in test}))
-    if test and len({e.label for e in train}) == 2:
-        report["held_out"] = evaluate(fit_examples(train, seed), test, threshold)
-    if unseen and held_out:
-        report["unseen_exploits"] = unseen_exploit_recall(examples, held_out, seed, threshold)
-    model = fit_examples(examples, seed)
-    try:
-        model.save(out)
-    except OSError as e:
-        _fail(f"--out {out}: {e}")
-    report["model"], report["features"] = str(out), len(model.weights)
     if as_json:
         emit_json(json.dumps(report, indent=2))
         return
@@ -163,28 +112,3 @@ def discriminator_cmd(
     for name, row in report.get("unseen_exploits", {}).items():
         console.print(f"  {name}, never trained on: {row['caught']} of {row['diffs']} caught")
 
-
-def _weak_episodes(stores: List[Path]):
-    """(trajectories, task id -> Task) of the --weak stores, or None without any; exits with a
-    message naming the store when one is empty or names a task termrl cannot find."""
-    if not stores:
-        return None
-    from termrl.rollout.store import TrajectoryStore
-    from termrl.tasks.formats import TaskFormatError
-    from termrl.tasks.suites import SuiteError, find_task
-
-    trajectories, by_id = [], {}
-    for store in stores:
-        if not store.is_dir():
-            _fail(f"--weak {store}: no such directory: give a trajectory store (the --out of termrl eval or train)")
-        found = TrajectoryStore(store).read()
-        if not found:
-            _fail(f"--weak {store}: no episodes stored there: give the --out of a termrl eval or train run")
-        for t in found:
-            if t.task_id not in by_id:
-                try:
-                    by_id[t.task_id] = find_task(t.task_id)
-                except (SuiteError, TaskFormatError, KeyError, ValueError) as e:
-                    _fail(f"--weak {store}: episode {t.episode_id}: its task {t.task_id!r} cannot be found ({e})")
-        trajectories += found
-    return trajectories, by_id

@@ -7,9 +7,12 @@ from pathlib import Path
 from typing import List, Optional
 
 import typer
-from rich.console import Console
 
-err = Console(stderr=True)
+from termrl.cli.output import CommandConsole
+from termrl.eval.tokenizers import TokenizerError
+from termrl.report import RunError, write_report
+
+err = CommandConsole(stderr=True)
 
 
 def report_cmd(
@@ -24,9 +27,6 @@ def report_cmd(
                                   "'quickstart'); the runs' own tokenizers are always there."),
 ) -> None:
     """One self-contained HTML report (no network at view time) of one or more runs."""
-    from termrl.eval.tokenizers import TokenizerError
-    from termrl.report import RunError, write_report
-
     labels = [n.strip() for n in names.split(",")] if names else None
     if labels is not None and len(labels) != len(run_dirs):
         err.print(f"[red]error:[/] --names gives {len(labels)} names for {len(run_dirs)} run directories")

@@ -7,14 +7,14 @@ from pathlib import Path
 from typing import Optional
 
 import typer
-from rich.console import Console
 from rich.table import Table
 
-from termrl.cli.output import emit_json
+from termrl.cli.output import CommandConsole, emit_json
+from termrl.eval.tokenizers import TokenizerError, report
 
 app = typer.Typer(help="Tokenizer efficiency on termrl's corpus, tasks and episodes.", no_args_is_help=True)
-console = Console()
-err = Console(stderr=True)
+console = CommandConsole()
+err = CommandConsole(stderr=True)
 
 DEFAULT_QWEN = Path("~/.cache/termrl/models/qwen2.5-coder-0.5b-instruct")
 """Where ../shared/tools/qwen2.5-coder-0.5b.sh builds the model: reported by default when it is there."""
@@ -31,8 +31,6 @@ def report_cmd(
 ) -> None:
     """Tokens per byte and per character by content class, the longest whitespace runs that are one
     token, and the tokens of an average episode, for each tokenizer."""
-    from termrl.eval.tokenizers import TokenizerError, report
-
     specs = list(tokenizer or ["quickstart"] + ([str(DEFAULT_QWEN)] if DEFAULT_QWEN.expanduser().is_dir() else []))
     if trajectories is not None and not trajectories.is_dir():
         err.print(f"[red]error:[/] --trajectories {trajectories}: no such directory; give a run's trajectory "

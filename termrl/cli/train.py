@@ -2,52 +2,53 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+import sys
 import time
 from pathlib import Path
 from typing import List, Optional
 
 import typer
-from rich.console import Console
 
-from termrl.cli.output import emit_json
+from termrl.cli.output import CommandConsole, emit_json
+from termrl.distributed import current, end, leave
+from termrl.training import train
+from termrl.training.config import ConfigError, from_overrides
+from termrl.training.quickstart import QuickstartConfig, check_family, run_quickstart
+from termrl.training.run import ResumeError
 
-console = Console()
-err = Console(stderr=True)
+console = CommandConsole()
+err = CommandConsole(stderr=True)
 
 
 def train_cmd(
-    config: Path = typer.Argument(..., help="The run's TOML config (see termrl/train/config.py)."),
+    config: Path = typer.Argument(..., help="The run's TOML config (see termrl/training/config.py)."),
     set_: Optional[List[str]] = typer.Option(None, "--set", help="Override a field: --set grpo.learning_rate=1e-5"),
     resume: bool = typer.Option(False, "--resume", help="Finish the run in output_dir from its last checkpoint."),
     as_json: bool = typer.Option(False, "--json", help="Print results.json."),
 ) -> None:
     """Train with GRPO, RFT or DPO as CONFIG says; evaluate on held-out tasks at the end."""
-    from termrl.train.config import ConfigError, load_config
-    from termrl.train.run import ResumeError, run_training
-
     try:
-        cfg = load_config(config, set_ or [])
-        results = run_training(cfg, resume=resume)  # with --json, the trainers' logs go to stderr (termrl.cli.main)
+        results = train(config, resume=resume, overrides=set_ or [])  # with --json, the trainers' logs go to stderr
     except (ConfigError, ResumeError) as e:
         err.print(f"[red]error:[/] {e}")
         raise typer.Exit(2)
-    from termrl.distributed import current, end, leave
 
     main = current().main
     leave()  # every rank has finished: close the process group before any exits
     if main:  # under a launcher rank 0 reports for every rank
-        _report(cfg, results, as_json)
+        _report(results, as_json)
     end()  # under a launcher: exit now, past a teardown gloo's threads can abort
 
 
-def _report(cfg, results: dict, as_json: bool) -> None:
+def _report(results: dict, as_json: bool) -> None:
     """results.json on stdout (``--json``), or a summary of it."""
     if as_json:
         emit_json(json.dumps(results, default=str))
         return
     heldout = results["heldout"] or {}
-    console.print(f"{cfg.algorithm} run in {results['output_dir']}: held-out pass@1 "
+    console.print(f"{results['algorithm']} run in {results['output_dir']}: held-out pass@1 "
                   f"{heldout.get('pass@1')} over {heldout.get('episodes')} episodes")
     for name in ("heldout", "transfer"):
         if f"{name}_p_value" in results:
@@ -70,12 +71,6 @@ def quickstart_cmd(
     """Build a small model locally, warm-start it by SFT, train it by GRPO; held-out pass@1 of each.
 
     The SFT is on reference solutions, the GRPO on sandboxed rewards; about 10 minutes on 2 cores."""
-    import contextlib
-    import sys
-
-    from termrl.train.config import ConfigError, from_overrides
-    from termrl.train.quickstart import QuickstartConfig, check_family, run_quickstart
-
     try:
         config = from_overrides(QuickstartConfig, set_ or [])
         check_family(config)
@@ -101,5 +96,12 @@ def quickstart_cmd(
                   f"  after SFT: {report['sft_heldout_pass_rate']:.3f}\n"
                   f"  after RL:  {report['rl_heldout_pass_rate']:.3f}  "
                   f"({report['improvement']:+.3f}, z={report['z']:.2f}, p={report['p_value']:.2g})\n"
+                  f"held-out mean reward ({report['reward_scale']}):\n"
+                  f"  after SFT: {_reward(report['heldout_mean_reward']['sft'])}\n"
+                  f"  after RL:  {_reward(report['heldout_mean_reward']['rl'])}\n"
                   f"{report['timings']['total_s']:.0f} s in all; report in {out / 'quickstart.json'}, "
                   f"to read: {out / 'report.html'}")
+
+
+def _reward(value: float | None) -> str:
+    return "-" if value is None else f"{value:.3f}"

@@ -6,16 +6,17 @@ import json
 from pathlib import Path
 
 import typer
-from rich.console import Console
 from rich.table import Table
 
-from termrl.cli.output import emit_json
+from termrl.cli.output import CommandConsole, emit_json
 from termrl.protocols import Evidence, Task
+from termrl.reward import SpecError, load_spec
 from termrl.tasks.formats import TaskFormatError
 from termrl.tasks.suites import SuiteError, find_task
+from termrl.verify import verify_directory
 
-console = Console()
-err = Console(stderr=True)
+console = CommandConsole()
+err = CommandConsole(stderr=True)
 reward_app = typer.Typer(help="Reward specs: explain a reward component by component.", no_args_is_help=True)
 
 TASK = typer.Option(..., "--task", help="Task id (builtin, humaneval-N, mbpp-N, FAMILY-SEED) or task directory.")
@@ -23,8 +24,6 @@ WORKSPACE = typer.Option(..., "--workspace", help="The task's working directory 
 
 
 def _evidence(task_ref: str, workspace: Path) -> tuple[Task, Evidence]:
-    from termrl.verify import verify_directory
-
     if not workspace.is_dir():
         err.print(f"[red]error:[/] --workspace {workspace}: not a directory")
         raise typer.Exit(2)
@@ -86,8 +85,6 @@ def explain(task: str = TASK, workspace: Path = WORKSPACE,
             progress: float = typer.Option(0.0, "--progress", min=0.0, max=1.0, help="Training progress in [0, 1]."),
             as_json: bool = typer.Option(False, "--json", help='Print {"total", "components", "evidence"}.')) -> None:
     """Explain the reward of a finished workspace, component by component."""
-    from termrl.reward import SpecError, load_spec
-
     try:
         reward_spec = load_spec(spec)
     except SpecError as e:
@@ -96,7 +93,7 @@ def explain(task: str = TASK, workspace: Path = WORKSPACE,
     _, ev = _evidence(task, workspace)
     reward = reward_spec.score(ev, progress=progress)
     if as_json:
-        emit_json(json.dumps({"total": reward.total, "components": reward.components, "steps": reward.steps,
+        emit_json(json.dumps({"total": reward.total, "components": reward.component_dicts(), "steps": reward.steps,
                                "spec": spec, "progress": progress, "evidence": ev.to_dict()}))
         return
     _evidence_tables(ev)
@@ -109,6 +106,6 @@ def explain(task: str = TASK, workspace: Path = WORKSPACE,
         return "None" if x is None else f"{x + 0.0:+.3f}"  # no "-0.000"
 
     for name, c in reward.components.items():
-        table.add_row(name, num(c.get("weight")), num(c.get("value")), num(c.get("contribution")))
+        table.add_row(name, num(c.weight), num(c.value), num(c.contribution))
     table.add_row("[bold]total[/]", "", "", f"[bold]{num(reward.total)}[/]")
     console.print(table)

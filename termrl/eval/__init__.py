@@ -14,7 +14,7 @@ True
 """
 
 from termrl.eval.badcases import bad_cases, render_bad_cases, render_summary
-from termrl.eval.metrics import harness_failure, main_class, pass_at_k, summarize
+from termrl.eval.metrics import is_harness_failure, main_class, pass_at_k, summarize
 
-__all__ = ["bad_cases", "harness_failure", "main_class", "pass_at_k", "render_bad_cases", "render_summary",
+__all__ = ["bad_cases", "is_harness_failure", "main_class", "pass_at_k", "render_bad_cases", "render_summary",
            "summarize"]

@@ -18,13 +18,15 @@ from __future__ import annotations
 import io
 from collections import Counter, defaultdict
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
-from rich.console import Console, Group, RenderableType
-from rich.table import Table
-
-from termrl.eval.metrics import UNCLASSIFIED, harness_failure, main_class
+from termrl.eval.metrics import UNCLASSIFIED, is_harness_failure, main_class
 from termrl.protocols import Trajectory
 from termrl.verify.taxonomy import CLASSES
+
+if TYPE_CHECKING:
+    from rich.console import RenderableType
+    from rich.table import Table
 
 HARNESS = "harness"
 MESSAGE_CHARS = 300
@@ -42,7 +44,7 @@ def bad_cases(trajectories: Iterable[Trajectory], limit_per_group: int = 5, *, h
     """
     groups: dict[tuple[str, str], list[tuple[Trajectory, str]]] = defaultdict(list)
     for t in trajectories:
-        if harness_failure(t):
+        if is_harness_failure(t):
             if not harness:
                 continue
             error = t.error or (t.evidence or {}).get("verify_error") or f"ending {t.ending}"
@@ -95,6 +97,8 @@ def _tail(text: str) -> str:
 
 def render_bad_cases(groups: list[dict]) -> str:
     """Plain text: an overview table, then one table of examples per group."""
+    from rich.table import Table  # heavy: rich loads when something is rendered, not with termrl
+
     overview = Table(title="Bad cases", title_justify="left")
     for col in ("count", "class", "first failure", "tasks"):
         overview.add_column(col, justify="right" if col == "count" else "left")
@@ -116,12 +120,16 @@ def render_bad_cases(groups: list[dict]) -> str:
 
 def render_summary(summary: dict) -> str:
     """Plain text tables of a ``summarize`` result."""
+    from rich.table import Table  # heavy: rich
+
     head = Table(title="Evaluation", title_justify="left", show_header=False)
     head.add_column("metric")
     head.add_column("value", justify="right")
     rows = [("pass@1", summary["pass@1"])] + [(f"pass@{k}", v) for k, v in summary["pass@k"].items() if k != "1"]
     rows += [("episodes", summary["episodes"]), ("harness errors", summary["errors"]),
-             ("unverified (no reward)", summary["unverified"]), ("mean reward", summary["mean_reward"]),
+             ("unverified (no reward)", summary["unverified"]),
+             ("mean reward", _fmt(summary["mean_reward"]) + (f" ({summary['reward_scale']})"
+                                                             if summary.get("reward_scale") else "")),
              ("hack rate", summary["hack_rate"])]
     for name, value in rows:
         head.add_row(name, _fmt(value))
@@ -167,6 +175,8 @@ def render_summary(summary: dict) -> str:
 
 def _table(title: str, text: list[str], numbers: list[str], more_text: list[str] = ()) -> Table:
     """A table whose ``numbers`` columns are right-aligned, between ``text`` and ``more_text``."""
+    from rich.table import Table  # heavy: rich
+
     table = Table(title=title, title_justify="left")
     for col in text:
         table.add_column(col, overflow="fold")
@@ -186,6 +196,8 @@ def _fmt(value) -> str:
 
 
 def _text(*renderables: RenderableType, width: int = 120) -> str:
+    from rich.console import Console, Group  # heavy: rich
+
     buf = io.StringIO()
     Console(file=buf, width=width, color_system=None, force_terminal=False, emoji=False).print(Group(*renderables))
     return buf.getvalue()

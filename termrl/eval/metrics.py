@@ -2,7 +2,7 @@
 
 What counts, decided once here:
 
-- A *harness failure* (``harness_failure``: ``traj.error`` set, ending ``error``,
+- A *harness failure* (``is_harness_failure``: ``traj.error`` set, ending ``error``,
   no evidence, or evidence with ``verified`` False) is not the agent's failure. It
   is counted in ``errors`` and left out of everything else that is a rate or a mean:
   the n of pass@k, rewards, components, findings, error classes.
@@ -28,6 +28,7 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable
 
 from termrl.protocols import Ending, Trajectory
+from termrl.tasks.families import FAMILIES
 from termrl.verify.taxonomy import dominant, group_of
 
 SUMMARY_VERSION = 1
@@ -66,7 +67,7 @@ def pass_at_k(n: int, c: int, k: int) -> float:
     return 1.0 - fail
 
 
-def harness_failure(traj: Trajectory) -> bool:
+def is_harness_failure(traj: Trajectory) -> bool:
     """True when the harness, not the agent, failed the episode (it is never scored)."""
     ev = traj.evidence
     return (traj.error is not None or traj.ending == Ending.ERROR.value or ev is None
@@ -112,8 +113,8 @@ def paired(before: Iterable[Trajectory], after: Iterable[Trajectory]) -> dict | 
     indices), compared episode by episode: ``episodes`` (ids both scored), ``gained`` (failed
     before, passed after), ``lost``, ``mcnemar_p`` (exact), ``gained_ids``, ``lost_ids``.
     Harness failures on either side leave the pair out. None when no episode is in both."""
-    b = {t.episode_id: bool(t.passed) for t in before if not harness_failure(t)}
-    a = {t.episode_id: bool(t.passed) for t in after if not harness_failure(t)}
+    b = {t.episode_id: bool(t.passed) for t in before if not is_harness_failure(t)}
+    a = {t.episode_id: bool(t.passed) for t in after if not is_harness_failure(t)}
     common = [k for k in b if k in a]
     if not common:
         return None
@@ -125,7 +126,7 @@ def paired(before: Iterable[Trajectory], after: Iterable[Trajectory]) -> dict | 
 
 def passed_fraction(trajectories: Iterable[Trajectory]) -> tuple[int, int]:
     """(passed, scored): episodes that passed, of those the harness did not fail."""
-    scored = [t for t in trajectories if not harness_failure(t)]
+    scored = [t for t in trajectories if not is_harness_failure(t)]
     return sum(t.passed for t in scored), len(scored)
 
 
@@ -150,7 +151,7 @@ def summarize(trajectories: Iterable[Trajectory], ks: Iterable[int] = (1,)) -> d
         by_task[(t.task_id, t.split)].append(t)
     tasks = [_task(tid, split, sorted(eps, key=lambda t: t.sample), ks)
              for (tid, split), eps in sorted(by_task.items())]
-    scored = [t for t in trajs if not harness_failure(t)]
+    scored = [t for t in trajs if not is_harness_failure(t)]
     rewards = [t.reward for t in scored if t.reward is not None]
     failed = [t for t in scored if not t.passed]
     classes = Counter(main_class(t) or UNCLASSIFIED for t in failed)
@@ -207,8 +208,6 @@ def _judged(scored: list[Trajectory]) -> dict | None:
 def family_of(task_id: str) -> str | None:
     """``FAMILY`` or ``FAMILY@LEVEL`` of a seeded family's task id (``py-function@1-1000003``),
     None for any other task."""
-    from termrl.tasks.families import FAMILIES
-
     name, _, seed = task_id.rpartition("-")
     return name if seed.isdigit() and name.partition("@")[0] in FAMILIES else None
 
@@ -224,7 +223,7 @@ def wilson(passed: int, n: int, z: float = 1.96) -> tuple[float, float]:
 
 
 def _task(task_id: str, split: str, eps: list[Trajectory], ks: list[int]) -> dict:
-    scored = [t for t in eps if not harness_failure(t)]
+    scored = [t for t in eps if not is_harness_failure(t)]
     n, c = len(scored), sum(t.passed for t in scored)
     classes = Counter(main_class(t) or UNCLASSIFIED for t in scored if not t.passed)
     findings = Counter((f["kind"], f["severity"]) for t in scored for f in t.findings)

@@ -21,7 +21,10 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from termrl.env import EnvConfig
 from termrl.protocols import Policy, Task, Turn
+from termrl.rollout.runner import RolloutConfig, run_rollouts
+from termrl.rollout.store import TrajectoryStore
 from termrl.verify.pool import VerifierPool
 
 REQUEST = "Reply with the complete contents of `{path}` in one ```python block."
@@ -122,10 +125,6 @@ def parity(tasks: Sequence[Task], policy: Policy, env=None, workers: int = 8,
            out: str | Path | None = None) -> Parity:
     """Run ``tasks`` through the plain harness, then as termrl episodes (``env``: an ``EnvConfig``).
     ``out``: keep both halves there as they finish, and finish what an earlier call left."""
-    from termrl.env import EnvConfig
-    from termrl.rollout.runner import RolloutConfig, run_rollouts
-    from termrl.rollout.store import TrajectoryStore
-
     plain = run_plain(tasks, policy, workers=min(workers, 2), out=out, batch=workers)
     config = RolloutConfig(workers=workers, max_batch=workers, env=env or EnvConfig(time_limit_s=3600))
     store = TrajectoryStore(Path(out) / "termrl") if out is not None else None

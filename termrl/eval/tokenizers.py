@@ -26,6 +26,12 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from termrl.policies.tiny import quickstart_tokenizer
+from termrl.rollout.chat import conversation
+from termrl.rollout.store import read
+from termrl.tasks.families import FAMILIES, get_family
+from termrl.tasks.suites import resolve
+
 CORPUS = Path(__file__).with_name("corpus")
 CLASSES = ("code", "english", "chinese", "mixed", "shell", "traceback", "whitespace", "digits")
 """The corpus files' classes, in report order (``CORPUS / f"{name}.txt"``)."""
@@ -62,11 +68,9 @@ def load_tokenizer(spec: str):
     """A tokenizer from ``spec``: ``quickstart``, a tokenizer directory or a ``tokenizer.json``.
     Nothing is downloaded: a hub id is refused."""
     if spec == QUICKSTART:
-        from termrl.train.quickstart import QuickstartConfig, quickstart_tokenizer
-
-        return quickstart_tokenizer(QuickstartConfig())
+        return quickstart_tokenizer()
     path = Path(spec).expanduser()
-    from transformers import AutoTokenizer, PreTrainedTokenizerFast
+    from transformers import AutoTokenizer, PreTrainedTokenizerFast  # heavy: transformers
 
     if path.is_file() and path.name.endswith(".json"):
         return PreTrainedTokenizerFast(tokenizer_file=str(path))
@@ -113,9 +117,6 @@ def corpus_texts(corpus: Path = CORPUS) -> dict[str, str]:
 def task_texts(families_seeds: int = 3) -> str:
     """termrl's own tasks as an agent reads them: every built-in task's and ``families_seeds``
     seeds of every family's instruction and visible files."""
-    from termrl.tasks.families import FAMILIES, get_family
-    from termrl.tasks.suites import resolve
-
     tasks = [e.task for e in resolve("builtin") if e.task is not None]
     for name in FAMILIES:
         family = get_family(name)
@@ -133,9 +134,6 @@ def task_texts(families_seeds: int = 3) -> str:
 
 def episodes_from_store(directory: str | Path) -> list[list[dict]]:
     """The chats of the episodes stored in ``directory`` (a ``TrajectoryStore``)."""
-    from termrl.rollout.store import read
-    from termrl.train.trajdata import conversation
-
     return [conversation(t) for t in read(directory) if t.prompt and t.steps]
 
 

@@ -9,37 +9,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from termrl.protocols import HarnessError, Policy
+from termrl.policies.base import PolicyError, configure, is_local_path
+from termrl.policies.hf import HFPolicy
+from termrl.policies.openai_api import OpenAIPolicy
+from termrl.policies.scripted import make_scripted
+from termrl.protocols import Policy
 
 SPECS = "oracle, nop, script:FILE, hf:PATH or openai:BASE_URL"
-
-
-class PolicyError(HarnessError):
-    """A policy could not produce a reply (endpoint unreachable, retries spent): the harness's
-    failure, never the agent's."""
-
-
-def configure(cls, config, options: dict):
-    """``config`` (or ``cls()``) with ``options`` applied; unknown names list the known ones."""
-    from dataclasses import fields, replace
-
-    known = [f.name for f in fields(cls)]
-    unknown = sorted(set(options) - set(known))
-    if unknown:
-        raise ValueError(f"unknown {cls.__name__} option(s) {unknown}; known: {', '.join(known)}")
-    return replace(config or cls(), **options)
-
-
-def is_local_path(name: str) -> bool:
-    """Whether a model ``name`` is meant as a folder on this machine rather than a hub id (``org/name``):
-    it starts with ``/``, ``~`` or ``.``, has more than one ``/``, or exists here.
-
-    >>> [is_local_path(n) for n in ("/m", "./m", "results/run/final", "Qwen/Qwen2.5-Coder-0.5B-Instruct", "")]
-    [True, True, True, False, False]
-    """
-    if not name:
-        return False
-    return name.startswith(("/", "~", ".")) or name.count("/") > 1 or Path(name).expanduser().exists()
 
 
 def make_policy(spec: str, *, model: str | None = None, **options) -> Policy:
@@ -57,7 +33,6 @@ def make_policy(spec: str, *, model: str | None = None, **options) -> Policy:
             raise ValueError(f"policy {spec!r} needs a base URL: openai:http://HOST:PORT/v1")
         if not model:
             raise ValueError(f"{spec} needs model=NAME, the model the endpoint serves")
-        from termrl.policies.openai_api import OpenAIPolicy
 
         return OpenAIPolicy(rest, model, **options)
     if model is not None:
@@ -68,13 +43,14 @@ def make_policy(spec: str, *, model: str | None = None, **options) -> Policy:
         if is_local_path(rest) and not (Path(rest).expanduser() / "config.json").is_file():
             raise ValueError(f"policy {spec}: {rest} holds no model (no config.json): build one there, e.g. "
                              f"../shared/tools/qwen2.5-coder-0.5b.sh {rest}, or name another directory")
-        from termrl.policies.hf import HFPolicy
 
         return HFPolicy(rest, **options)
     if spec in ("oracle", "nop") or (kind == "script" and rest):
         if options:
             raise ValueError(f"policy {spec!r} takes no options, got {sorted(options)}")
-        from termrl.policies.scripted import make_scripted
 
         return make_scripted(spec)
     raise ValueError(f"unknown policy {spec!r}; use {SPECS}")
+
+
+__all__ = ["SPECS", "HFPolicy", "OpenAIPolicy", "PolicyError", "configure", "is_local_path", "make_policy"]

@@ -19,12 +19,14 @@ from __future__ import annotations
 import contextlib
 import functools
 import json
+import platform
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from termrl.policies import configure
+from termrl.actions import holds_action, workspace_texts
+from termrl.policies.base import configure
 from termrl.protocols import Reply, Turn
 
 STRIP = ("<|im_end|>", "<|endoftext|>")
@@ -93,7 +95,7 @@ class _LogprobRecorder:
             self.last = None
 
     def finish(self, drawn):
-        import torch
+        import torch  # heavy: torch
 
         self._take(drawn)
         return torch.stack(self.steps, 1) if self.steps else torch.zeros(len(drawn), 0)
@@ -108,9 +110,7 @@ class _StopAtAction:
         self.lengths: list[int | None] = [None] * len(workspaces)
 
     def __call__(self, input_ids, scores, **kwargs):
-        import torch
-
-        from termrl.actions import holds_action
+        import torch  # heavy: torch
 
         done = torch.zeros(len(self.workspaces), dtype=torch.bool, device=input_ids.device)
         generated = input_ids[:, self.prompt_len:]
@@ -161,8 +161,6 @@ def half_matmul_is_fast(dtype: str = "bfloat16") -> bool:
 
 def cpu_flags(cpuinfo: str | Path = "/proc/cpuinfo") -> set[str]:
     """The flags of an x86 CPU as Linux lists them; empty on other machines or without the file."""
-    import platform
-
     if platform.machine().lower() not in ("x86_64", "amd64"):
         return set()
     try:
@@ -173,7 +171,7 @@ def cpu_flags(cpuinfo: str | Path = "/proc/cpuinfo") -> set[str]:
 
 
 def _timed_half_is_fast(dtype: str) -> bool:
-    import torch
+    import torch  # heavy: torch
 
     pairs = {dt: (torch.ones(64, 256, dtype=dt), torch.ones(256, 256, dtype=dt))
              for dt in (getattr(torch, dtype), torch.float32)}
@@ -196,8 +194,8 @@ class HFPolicy:
     no eos. ``gen_s`` is the batch's wall time divided among its replies."""
 
     def __init__(self, path: str | Path, config: HFConfig | None = None, **options):
-        import torch
-        from transformers import AutoModelForCausalLM, AutoTokenizer, GenerationConfig
+        import torch  # heavy: torch
+        from transformers import AutoModelForCausalLM, AutoTokenizer, GenerationConfig  # heavy: transformers
 
         self.config = configure(HFConfig, config, options)
         self.name = f"hf:{path}"
@@ -253,9 +251,7 @@ class HFPolicy:
         options = self._sampling(recorder)
         stop = None
         if self.config.stop_at_action:
-            from transformers import StoppingCriteriaList
-
-            from termrl.actions import workspace_texts
+            from transformers import StoppingCriteriaList  # heavy: transformers
 
             workspaces = [workspace_texts(t.task.workspace) for t in turns]  # decoded once, not per token
             stop = _StopAtAction(self.tokenizer, enc["input_ids"].shape[1], workspaces)
@@ -277,7 +273,7 @@ class HFPolicy:
         if self.config.seed is None:
             yield
             return
-        import torch
+        import torch  # heavy: torch
 
         cuda = [] if self.device.type == "cpu" else [self.device.index or 0]
         with torch.random.fork_rng(devices=cuda):
@@ -287,7 +283,7 @@ class HFPolicy:
     def _sampling(self, recorder: _LogprobRecorder) -> dict:
         """generate() kwargs. The warpers are ours, in this order, so the recorder sees
         exactly the scores tokens are drawn from (custom processors otherwise run before them)."""
-        import transformers as tf
+        import transformers as tf  # heavy: transformers
 
         c = self.config
         greedy = c.temperature == 0
@@ -311,7 +307,7 @@ class HFPolicy:
 
 
 def _device(spec: str):
-    import torch
+    import torch  # heavy: torch
 
     if spec == "auto":  # the current GPU (a launcher's rank has its own), with its index: RNG forks need it
         return torch.device("cuda", torch.cuda.current_device()) if torch.cuda.is_available() else torch.device("cpu")

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
-from termrl.policies import PolicyError, configure
+from termrl.policies.base import PolicyError, configure
 from termrl.protocols import Reply, Turn
 
 
@@ -56,7 +56,7 @@ class OpenAIPolicy:
     ``prompt_tokens`` is the server's ``usage.prompt_tokens``."""
 
     def __init__(self, base_url: str, model: str, config: OpenAIConfig | None = None, **options):
-        import openai
+        import openai  # heavy: openai
 
         self.config = configure(OpenAIConfig, config, options)
         self.base_url, self.model = base_url, model
@@ -76,7 +76,7 @@ class OpenAIPolicy:
         return replies
 
     def _one(self, turn: Turn) -> Reply:
-        import openai
+        import openai  # heavy: openai
 
         c = self.config
         optional = {k: v for k, v in (("logprobs", c.logprobs), ("extra_body", c.extra_body),

@@ -17,6 +17,11 @@ import os
 from collections.abc import Iterable
 from pathlib import Path
 
+from termrl.actions import render_tool_call
+from termrl.episode import initial_messages, starts_empty, workspace_listing
+from termrl.protocols import Action, ActionKind, Task
+from termrl.tasks.families import get_family
+
 SPECIAL_TOKENS = ("<|endoftext|>", "<|im_start|>", "<|im_end|>")
 """Special tokens: skipped by ``decode(skip_special_tokens=True)``. pad, bos-less, eos."""
 TOOL_TOKENS = ("<tool_call>", "</tool_call>", "<tool_response>", "</tool_response>")
@@ -65,7 +70,7 @@ CORPUS = (
 
 def _chat_template() -> str:
     try:
-        import trl
+        import trl  # heavy: trl
     except ImportError:
         return CHATML_TEMPLATE
     path = os.path.join(os.path.dirname(trl.__file__), "chat_templates", "qwen2_5.jinja")
@@ -81,8 +86,16 @@ def build_tokenizer(corpus: Iterable[str] | None = None, vocab_size: int = 2000,
     bound: a small corpus yields fewer merges. ``pre_tokenize`` is a regex whose matches are
     isolated before byte-level encoding (merges never cross them) in place of GPT-2's
     split; ``extra_tokens`` are added as single non-special tokens, like ``TOOL_TOKENS``."""
-    from tokenizers import AddedToken, Regex, Tokenizer, decoders, models, pre_tokenizers, trainers
-    from transformers import PreTrainedTokenizerFast
+    from tokenizers import (  # heavy: tokenizers
+        AddedToken,
+        Regex,
+        Tokenizer,
+        decoders,
+        models,
+        pre_tokenizers,
+        trainers,
+    )
+    from transformers import PreTrainedTokenizerFast  # heavy: transformers
 
     tok = Tokenizer(models.BPE())
     if pre_tokenize is None:
@@ -112,8 +125,8 @@ def build_tiny_model(dest: str | Path, *, hidden_size: int = 64, layers: int = 2
     ``max_positions`` is the context length the config declares. ``tokenizer`` (one from
     ``build_tokenizer``) replaces the one built from ``corpus`` and ``vocab_size``. Returns
     ``dest`` as a Path."""
-    import torch
-    from transformers import GenerationConfig, Qwen2Config, Qwen2ForCausalLM
+    import torch  # heavy: torch
+    from transformers import GenerationConfig, Qwen2Config, Qwen2ForCausalLM  # heavy: transformers
 
     if hidden_size % heads:
         raise ValueError(f"hidden_size {hidden_size} must be a multiple of heads {heads}")
@@ -132,3 +145,48 @@ def build_tiny_model(dest: str | Path, *, hidden_size: int = 64, layers: int = 2
     model.save_pretrained(dest)
     tokenizer.save_pretrained(dest)
     return dest
+
+
+# --------------------------------------------------------------------------- the quickstart's framing
+
+TOOL_CALL_PIECES = ('{"name": "bash", "arguments": {"command": "', '"}}')
+"""The constant text around a bash tool call's command: one token each in the quickstart's
+tokenizer, as ``<tool_call>`` is one token in Qwen's."""
+
+PRE_TOKENIZE = r" ?[^\s\p{L}\p{N}]+|\s|\p{N}"
+"""Pre-tokens: runs of punctuation (with the space before them), each other whitespace
+character, each digit; the letters between them are words. So a name is the same tokens
+wherever it stands, in the instruction or in the command: copying it is an exact copy."""
+
+
+def prompt_messages(task: Task, system_prompt: str) -> list[dict]:
+    """The conversation ``TerminalEnv.reset`` opens for ``task`` (``termrl.episode.initial_messages``),
+    built without a sandbox: the quickstart's tasks have an empty workspace, so the listing is known."""
+    if not starts_empty(task):
+        raise ValueError(f"task {task.id}: the quickstart's prompts need an empty workspace; use a "
+                         f"single-command family such as one-command")
+    return initial_messages(task, system_prompt, workspace_listing(task.workdir, []))
+
+
+def reference_reply(task: Task) -> str:
+    """The task's reference solution as one bash tool call (its script minus shebang and ``set -e``)."""
+    lines = [line for line in (task.solution or "").splitlines()
+             if line.strip() and not line.startswith("#!") and line.strip() != "set -e"]
+    if not lines:
+        raise ValueError(f"task {task.id} has no reference solution to imitate")
+    return render_tool_call(Action(ActionKind.COMMAND, command="\n".join(lines)))
+
+
+def quickstart_tokenizer(family: str = "one-command", seeds: int = 3000, vocab_size: int = 1000,
+                         system_prompt: str = ""):
+    """The quickstart's tokenizer: byte-level BPE trained on ``family``'s own text only (the
+    instructions and reference commands of its first ``seeds`` train tasks, the chat roles);
+    ``PRE_TOKENIZE`` keeps merges from crossing a space, digit or letter/punctuation boundary, and
+    ``TOOL_CALL_PIECES`` are single tokens. The defaults are the quickstart's."""
+    fam = get_family(family)
+    texts = ["system user assistant tool"]
+    for seed in range(seeds):
+        task = fam.generate(fam.train_seeds.start + seed)
+        texts += [m["content"] for m in prompt_messages(task, system_prompt)] + [reference_reply(task)]
+    return build_tokenizer(texts, vocab_size, base_corpus=False, pre_tokenize=PRE_TOKENIZE,
+                           extra_tokens=TOOL_CALL_PIECES)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from termrl.report.html import render
 from termrl.report.runs import Run, RunError, load_run
 
 
@@ -16,8 +17,6 @@ def write_report(run_dirs, out: str | Path, names=None, tokenizers=()) -> Path:
     """Read ``run_dirs`` (one, or several side by side; the first is the baseline of every
     comparison) and write the report to ``out``; returns its path. ``tokenizers``: more
     tokenizers for its Tokens section (``termrl.eval.tokenizers.load_tokenizer`` specs)."""
-    from termrl.report.html import render
-
     dirs = [Path(d) for d in run_dirs]
     names = list(names) if names else _names(dirs)
     runs = [load_run(d, n) for d, n in zip(dirs, names)]

@@ -8,14 +8,21 @@ from __future__ import annotations
 
 import functools
 import itertools
+import random
 import shlex
+import time
 from collections import Counter, defaultdict
 from collections.abc import Sequence
 from pathlib import Path
 
+from termrl.eval import tokenizers as tk
 from termrl.eval.badcases import bad_cases
-from termrl.eval.metrics import harness_failure, main_class, paired, summarize, two_proportion_z, wilson
+from termrl.eval.metrics import is_harness_failure, main_class, paired, summarize, two_proportion_z, wilson
 from termrl.protocols import Trajectory
+from termrl.reward import SpecError, load_spec
+from termrl.rollout.chat import conversation
+from termrl.tasks import families
+from termrl.tasks.suites import find_task
 
 QUOTED_SPLIT = {"generation": 0.40, "environment": 0.30, "reward model": 0.20, "gradient": 0.10}
 """Where RL time goes on a GPU cluster, as the practitioners termrl was built for quote it."""
@@ -41,7 +48,7 @@ def headline(runs) -> dict:
         played.append(episodes)
         ks = ks_for(episodes)
         s = summarize(episodes, ks) if episodes else {}
-        scored = [t for t in episodes if not harness_failure(t)]
+        scored = [t for t in episodes if not is_harness_failure(t)]
         passed = sum(bool(t.passed) for t in scored)
         rows.append({
             "run": run.name, "kind": run.kind, "part": label, "meta": run.meta,
@@ -51,7 +58,7 @@ def headline(runs) -> dict:
             "interval": list(wilson(passed, len(scored))) if scored else None,
             "pass@k": s.get("pass@k", {}), "pass@k_interval": {k: task_bootstrap(s.get("tasks", []), k) for k in
                                                                 map(str, ks) if k != "1"},
-            "mean_reward": s.get("mean_reward"),
+            "mean_reward": s.get("mean_reward"), "reward_scale": reward_scale(run) if episodes else None,
             "splits": _rates(scored, lambda t: t.split),
             "categories": _rates(scored, lambda t: category_of(t.task_id, t.family)),
             "families": _rates(scored, lambda t: t.family or "(none)"),
@@ -69,11 +76,75 @@ def headline(runs) -> dict:
     return {"rows": rows, "comparisons": comparisons}
 
 
+def reward_scale(run) -> str | None:
+    """What the run's rewards are out of (``RewardSpec.scale``): its quickstart's own words, or
+    the spec it recorded loaded again; None when that spec cannot be loaded here."""
+    if run.results and run.results.get("reward_scale"):
+        return run.results["reward_scale"]
+    spec = run.meta.get("spec")
+    if not isinstance(spec, str) or not spec:
+        return None
+    try:
+        return load_spec(spec).scale()
+    except (SpecError, OSError):
+        return None
+
+
+SETTING_NAMES = {"stretches": "calls", "k": "pass@k's k", "tasks.suite": "tasks"}
+"""A setting's name in the report, where its key says less than it could."""
+
+
+def settings(runs) -> list[dict]:
+    """What made each run (``Run.meta``), one row per setting that any run has, a readable value
+    per run ("" where it has none): ``{"setting", "values"}``. Times are UTC dates, flags yes/no,
+    lists and tables spelled out; a run's calls (``termrl eval --resume`` adds one each) only when
+    there was more than one or they say what they ran on.
+
+    >>> from types import SimpleNamespace as Run
+    >>> settings([Run(meta={"policy": "oracle", "stop_at_action": False, "started": 1796595846.9,
+    ...                     "stretches": [{"started": 1796595846.9}], "judge": None})])
+    [{'setting': 'policy', 'values': ['oracle']}, {'setting': 'stop_at_action', 'values': ['no']}, \
+{'setting': 'started', 'values': ['2026-12-06 22:24 UTC']}]
+    """
+    keys = list(dict.fromkeys(k for run in runs for k in run.meta))
+    rows = []
+    for key in keys:
+        values = [_setting(key, run.meta.get(key)) for run in runs]
+        if any(values):
+            rows.append({"setting": SETTING_NAMES.get(key, key), "values": values})
+    return rows
+
+
+def _setting(key: str, value) -> str:
+    if value is None or value == "" or value == [] or value == {}:
+        return ""
+    if key == "stretches":
+        calls = [_call(s) for s in value]
+        return "; ".join(calls) if len(calls) > 1 or any(set(s) - {"started"} for s in value) else ""
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if key in ("started", "ended", "finished") and isinstance(value, (int, float)):
+        return utc(value)
+    if isinstance(value, dict):
+        return ", ".join(f"{k} {_setting(k, v)}" for k, v in value.items())
+    if isinstance(value, (list, tuple)):
+        return ", ".join(_setting(key, v) for v in value)
+    return str(value)
+
+
+def _call(stretch: dict) -> str:
+    on = ", ".join(str(stretch[k]) for k in ("dtype", "device") if stretch.get(k))
+    return utc(stretch["started"]) + (f" ({on})" if on else "") if "started" in stretch else on
+
+
+def utc(seconds: float) -> str:
+    """``2026-12-06 22:24 UTC`` for seconds since the epoch."""
+    return time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(seconds))
+
+
 def task_bootstrap(tasks: list[dict], k: str, rounds: int = 2000, seed: int = 0) -> list[float] | None:
     """A 95% percentile-bootstrap interval of pass@k over tasks (tasks resampled with replacement;
     the unbiased estimator has no closed-form interval). None without two tasks with k samples."""
-    import random
-
     values = [t["pass@k"].get(k) for t in tasks if t.get("pass@k", {}).get(k) is not None]
     if len(values) < 2:
         return None
@@ -96,8 +167,6 @@ def _rates(episodes: list[Trajectory], key) -> dict[str, dict]:
 @functools.lru_cache(maxsize=4096)
 def category_of(task_id: str, family: str | None = None) -> str:
     """The task's category (shell, data, python, ...): its family's, or the task's own."""
-    from termrl.tasks import families
-
     if family:
         try:
             return families.get_family(family.partition("@")[0]).category
@@ -106,8 +175,6 @@ def category_of(task_id: str, family: str | None = None) -> str:
     if task_id.startswith(("humaneval-", "mbpp-")):
         return "python"
     try:
-        from termrl.tasks.suites import find_task
-
         return find_task(task_id).meta.category
     except Exception:  # noqa: BLE001 - a task no longer loadable here: uncategorised, not an error
         return "?"
@@ -144,7 +211,6 @@ def schedules(spec_name: str | None, points: int = 21) -> dict[str, list[tuple[f
     """Each component weight of the spec that changes over training progress: [(progress, weight)]."""
     if not spec_name:
         return {}
-    from termrl.reward.spec import load_spec
 
     try:
         spec = load_spec(spec_name)
@@ -273,7 +339,7 @@ def episode_record(run_name: str, part: str, t: Trajectory) -> dict:
     return {
         "ref": f"{run_name}/{t.episode_id}", "run": run_name, "part": part, "id": t.episode_id,
         "task": t.task_id, "split": t.split, "passed": bool(t.passed), "reward": t.reward, "ending": t.ending,
-        "flagged": flagged, "harness_error": harness_failure(t), "error": t.error,
+        "flagged": flagged, "harness_error": is_harness_failure(t), "error": t.error,
         "main_class": main_class(t), "classes": ev.get("error_classes") or [],
         "instruction": _cut(instruction),
         "steps": [{"reply": _cut(s.reply), "action": _action(s.action), "observation": _cut(s.observation),
@@ -328,9 +394,6 @@ def tokens(runs, extra: Sequence[str] = ()) -> list[dict]:
     """``termrl.eval.tokenizers`` figures of each run's tokenizer and of ``extra`` tokenizers, on the
     shipped corpus and the runs' own episodes (their replies and observations, and the tokens of an
     average one): one ``Report.to_dict()`` each, ``tokenizer`` naming the run or the path."""
-    from termrl.eval import tokenizers as tk
-    from termrl.train.trajdata import conversation
-
     specs = [(run.name, str(found)) for run in runs if (found := run_tokenizer(Path(run.path)))]
     specs += [(spec, spec) for spec in extra]
     if not specs:

@@ -22,8 +22,8 @@ SECTIONS = [("headline", "Headline"), ("rewards", "Rewards"), ("compute", "Compu
 def render(runs, tokenizers=()) -> str:
     """The whole page for ``runs`` (one, or several side by side); ``tokenizers``: more tokenizers
     (directories, tokenizer.json files, ``quickstart``) for the Tokens section, beside the runs' own."""
-    import plotly.graph_objects as go
-    from plotly.offline import get_plotlyjs
+    import plotly.graph_objects as go  # heavy: plotly
+    from plotly.offline import get_plotlyjs  # heavy: plotly
 
     figures: list[tuple[str, dict]] = []
 
@@ -50,7 +50,7 @@ def render(runs, tokenizers=()) -> str:
     title = "termrl report: " + ", ".join(r.name for r in runs)
     return (f"<!doctype html><html lang=en><head><meta charset=utf-8><title>{_e(title)}</title>"
             f"<style>{CSS}</style><script>{get_plotlyjs()}</script></head><body>"
-            f"<header><h1>{_e(title)}</h1><nav>{nav}</nav><p class=small>written {time.strftime('%Y-%m-%d %H:%M')} "
+            f"<header><h1>{_e(title)}</h1><nav>{nav}</nav><p class=small>written {data.utc(time.time())} "
             f"by termrl report from {', '.join(_e(str(r.path)) for r in runs)}</p></header>{body}"
             f'<script id="figures" type="application/json">{_script_json([[d, f] for d, f in figures])}</script>'
             f'<script id="episodes-data" type="text/plain">{packed}</script>'
@@ -84,6 +84,16 @@ def _table(headers: list[str], rows: list[list], cls: str = "", filt: bool | Non
     return f'{box}<table id="{tid}" class="sortable {cls}"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
 
 
+def _filled(headers: list[str], rows: list[list]) -> tuple[list[str], list[list]]:
+    """``headers`` and ``rows`` without the columns empty in every row.
+
+    >>> _filled(["a", "b", "c"], [["1", "", 3], ["2", "", ""]])
+    (['a', 'c'], [['1', 3], ['2', '']])
+    """
+    keep = [i for i in range(len(headers)) if any(str(row[i]) != "" for row in rows)]
+    return [headers[i] for i in keep], [[row[i] for i in keep] for row in rows]
+
+
 def _ep_link(ref: str, text: str | None = None) -> str:
     return f'<a href="#ep={_e(ref)}" class="ep">{_e(text or ref.split("/", 1)[-1])}</a>'
 
@@ -94,17 +104,20 @@ def _ep_link(ref: str, text: str | None = None) -> str:
 def _headline(runs, head: dict) -> str:
     rows = []
     for r in head["rows"]:
-        meta = "; ".join(f"{k}={v}" for k, v in r["meta"].items() if v not in (None, "", [], {}))
         ci = r["interval"]
         passk = ", ".join(f"pass@{k} {_pct(v)}" + (f" ({_pct(r['pass@k_interval'][k][0])} - "
                                                      f"{_pct(r['pass@k_interval'][k][1])})"
                                                      if r["pass@k_interval"].get(k) else "")
                           for k, v in r["pass@k"].items() if k != "1")
-        rows.append([_e(r["run"]), _e(r["kind"]), _e(r["part"]), _e(meta), r["episodes"], r["errors"],
-                     f'<b>{_pct(r["pass@1"])}</b>', f"{_pct(ci[0])} - {_pct(ci[1])}" if ci else "", _e(passk),
-                     _num(r["mean_reward"])])
-    out = _table(["run", "kind", "episodes of", "made by", "episodes", "harness errors", "pass@1", "95% interval",
-                  "pass@k", "mean reward"], rows, "headline")
+        rows.append([_e(r["run"]), _e(r["kind"]), "" if r["part"] == "episodes" else _e(r["part"]), r["episodes"],
+                     r["errors"], f'<b>{_pct(r["pass@1"])}</b>' if r["pass@1"] is not None else "",
+                     f"{_pct(ci[0])} - {_pct(ci[1])}" if ci else "", _e(passk), _num(r["mean_reward"]),
+                     _e(r["reward_scale"] or "")])
+    out = _table(*_filled(["run", "kind", "evaluated on", "episodes", "harness errors", "pass@1", "95% interval",
+                           "pass@k", "mean reward", "reward range"], rows), "headline")
+    rows = [[_e(s["setting"]), *map(_e, s["values"])] for s in data.settings(runs)]
+    if rows:
+        out += "<h3>settings</h3>" + _table(["setting", *(r.name for r in runs)], rows, filt=False)
     for c in head["comparisons"]:
         pairs = c.get("paired")
         same = (f'; paired over the {pairs["episodes"]} episodes both played: {pairs["gained"]} failed before '
@@ -133,7 +146,7 @@ def _headline(runs, head: dict) -> str:
 
 
 def _rewards(runs, fig) -> str:
-    import plotly.graph_objects as go
+    import plotly.graph_objects as go  # heavy: plotly
 
     rew = data.rewards(runs)
     out = ""
@@ -171,7 +184,7 @@ def _slug(text: str) -> str:
 
 
 def _compute(runs, fig) -> str:
-    import plotly.graph_objects as go
+    import plotly.graph_objects as go  # heavy: plotly
 
     comp = data.compute(runs)
     bars = go.Figure()
@@ -222,7 +235,7 @@ def _hacking(runs) -> str:
 
 
 def _failures(runs, fig) -> str:
-    import plotly.graph_objects as go
+    import plotly.graph_objects as go  # heavy: plotly
 
     fl = data.failures(runs)
     classes = go.Figure([go.Bar(x=list(v["error_classes"]), y=list(v["error_classes"].values()), name=name)
@@ -244,7 +257,7 @@ def _failures(runs, fig) -> str:
 
 
 def _behaviour(runs, fig) -> str:
-    import plotly.graph_objects as go
+    import plotly.graph_objects as go  # heavy: plotly
 
     bh = data.behaviour(runs)
     acts = go.Figure([go.Histogram(x=v["actions_per_episode"], name=n, opacity=0.6) for n, v in bh.items()])

@@ -160,7 +160,7 @@ def read_scalars(directory: Path) -> dict[str, list[tuple[int, float]]]:
     files = sorted(directory.rglob("events.out.tfevents.*")) if directory.is_dir() else []
     if not files:
         return {}
-    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator  # heavy: tensorboard
 
     out: dict[str, list[tuple[int, float]]] = {}
     for f in files:

@@ -12,6 +12,6 @@ A reward is a weighted sum of named components, declared in a TOML spec
 """
 
 from termrl.reward.errors import SpecError
-from termrl.reward.spec import Component, RewardSpec, load_spec, preset_names, spec_from_dict
+from termrl.reward.spec import Component, RewardSpec, as_spec, load_spec, preset_names, spec_from_dict
 
-__all__ = ["Component", "RewardSpec", "SpecError", "load_spec", "preset_names", "spec_from_dict"]
+__all__ = ["Component", "RewardSpec", "SpecError", "as_spec", "load_spec", "preset_names", "spec_from_dict"]

@@ -24,6 +24,7 @@ names; the functions live here (outcome terms) and in ``quality``,
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -185,24 +186,54 @@ class ComponentType:
     """Raises ``FieldError`` for given parameters that are well-typed but wrong."""
     steps: StepFn | None = None
     """Process terms only: the per-step rewards that ``Reward.steps`` sums."""
+    values: Callable[[Mapping[str, Any]], tuple[float, float]] = lambda params: (-math.inf, math.inf)
+    """Parameters -> the least and the most value, 0 among them where the value may be None (it
+    then adds nothing); ``RewardSpec.bounds`` sums them."""
+
+
+def between(low: float, high: float) -> Callable[[Mapping[str, Any]], tuple[float, float]]:
+    """A ``ComponentType.values`` whatever the parameters."""
+    return lambda params: (low, high)
+
+
+def outcome_values(params: Mapping[str, Any]) -> tuple[float, float]:
+    """1/0 binary; graded, between its least and most coefficient (partial credit stays between them)."""
+    if params["mode"] == "binary":
+        return 0.0, 1.0
+    return min(params["coefficients"].values()), max(params["coefficients"].values())
+
+
+def hack_values(params: Mapping[str, Any]) -> tuple[float, float]:
+    """1/0 in zero mode (a gate: ``RewardSpec.bounds`` applies its floor), no least in penalty mode
+    (one penalty per finding), 0 in log mode."""
+    return {"zero": (0.0, 1.0), "penalty": (-math.inf, 0.0), "log": (0.0, 0.0)}[params["mode"]]
+
+
+def judge_values(params: Mapping[str, Any]) -> tuple[float, float]:
+    return min(0.0, *params["values"].values()), max(0.0, *params["values"].values())
 
 
 TYPES: dict[str, ComponentType] = {
     "outcome": ComponentType(outcome, {"mode": "binary", "partial_credit": False, "coefficients": CODERL},
-                             check_outcome),
-    "compile_success": ComponentType(compile_success),
-    "test_pass_ratio": ComponentType(test_pass_ratio, {"tag_weights": {}}, check_tag_weights),
+                             check_outcome, values=outcome_values),
+    "compile_success": ComponentType(compile_success, values=between(0.0, 1.0)),
+    "test_pass_ratio": ComponentType(test_pass_ratio, {"tag_weights": {}}, check_tag_weights,
+                                     values=between(0.0, 1.0)),
     "complexity_penalty": ComponentType(quality.complexity_penalty, {"threshold": 10.0, "scale": 10.0},
-                                        quality.check_positive("scale")),
-    "lint_penalty": ComponentType(quality.lint_penalty, {"scale": 10.0}, quality.check_positive("scale")),
-    "bloat_penalty": ComponentType(quality.bloat_penalty, {"ratio": 2.0}, quality.check_positive("ratio")),
-    **{name: ComponentType(fn, {"discount": 1.0}, process.check_discount, process.steps_of(rule))
+                                        quality.check_positive("scale"), values=between(-1.0, 0.0)),
+    "lint_penalty": ComponentType(quality.lint_penalty, {"scale": 10.0}, quality.check_positive("scale"),
+                                  values=between(-1.0, 0.0)),
+    "bloat_penalty": ComponentType(quality.bloat_penalty, {"ratio": 2.0}, quality.check_positive("ratio"),
+                                   values=between(-1.0, 0.0)),
+    **{name: ComponentType(fn, {"discount": 1.0}, process.check_discount, process.steps_of(rule),
+                           values=between(*process.RANGES[name]))
        for name, (fn, rule) in process.TERMS.items()},
-    "overlong": ComponentType(length.overlong, {"max_length": int, "cache": int}, length.check_overlong),
-    "group_length": ComponentType(length.group_length),
+    "overlong": ComponentType(length.overlong, {"max_length": int, "cache": int}, length.check_overlong,
+                              values=between(-1.0, 0.0)),
+    "group_length": ComponentType(length.group_length, values=between(-0.5, 0.5)),
     "hack": ComponentType(hack.hack, {"mode": "zero", "min_severity": "high", "floor": 0.0,
                                       "penalties": hack.PENALTIES},
-                          hack.check_hack),
-    "judge": ComponentType(judge, {"values": JUDGE_VALUES}, check_judge_values),
+                          hack.check_hack, values=hack_values),
+    "judge": ComponentType(judge, {"values": JUDGE_VALUES}, check_judge_values, values=judge_values),
 }
 """Component type name -> its function and parameters."""

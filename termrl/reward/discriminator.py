@@ -1,11 +1,11 @@
 """A learned discriminator of dishonest diffs: the judge's cheap counterpart, trained on termrl's
 own labelled data.
 
-- **Data** (``collect``): the audit's exploits played on tasks with a reference solution give
+- **Data** (``termrl.checks.labelled_diffs.collect``): the audit's exploits played on tasks with a reference solution give
   dishonest diffs (label 1: each exploit cheats by construction, whether or not it passes);
   the reference solutions give honest ones (label 0). Episodes the harness failed, and exploits
   that changed nothing, are left out.
-- **Weak labels** (``weak_examples``): episodes a policy played, with no ground truth, labelled
+- **Weak labels** (``termrl.checks.labelled_diffs.weak_examples``): episodes a policy played, with no ground truth, labelled
   by the hack detectors: each stored episode's replies are replayed in a fresh episode (the same
   harness, the detectors of today) and its diff is taken; a medium or high finding labels it 1, a
   passed episode with none 0, the rest (failed, clean) is left out. They train with a smaller
@@ -30,13 +30,12 @@ import math
 import random
 import re
 import time
-from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from termrl.protocols import Evidence, HarnessError, StageResult, Task
-from termrl.verify.workspace import diff_text
+from termrl.protocols import Evidence, StageResult, Task
+from termrl.sandbox.workspace import diff_text
 
 BUCKETS = 1 << 18
 """Hashed feature space."""
@@ -191,104 +190,6 @@ def fit_examples(examples: Sequence[Example], seed: int = 0) -> Discriminator:
                              weights=[e.weight for e in examples])
 
 
-class _Recording:
-    """A verifier that keeps the workspace it is given (before the tests run), then verifies as usual."""
-
-    def __init__(self, inner):
-        self.inner, self.before, self.after = inner, None, None
-
-    def __call__(self, task: Task, box, before: Mapping[str, bytes], after, trace: list[dict]) -> Evidence:
-        from termrl.verify import workspace
-
-        self.before, self.after = before, after if after is not None else workspace.snapshot(box)
-        return self.inner(task, box, before, after, trace)
-
-
-def weak_example(trajectory, task: Task) -> Example | None:
-    """One stored episode (a ``Trajectory``) replayed on ``task`` and labelled by its findings
-    (see the module's docstring); None when it gives no label or no diff, or the harness failed."""
-    from termrl.env import EnvConfig, TerminalEnv
-    from termrl.episode import SandboxVerifier
-
-    if not trajectory.steps:
-        return None
-    recording = _Recording(SandboxVerifier())
-    env = TerminalEnv(EnvConfig(max_steps=len(trajectory.steps)), verifier=recording)
-    try:
-        env.reset(task)
-        for step in trajectory.steps:
-            *_, terminated, truncated, _ = env.step(step.reply)
-            if terminated or truncated:
-                break
-    except HarnessError:
-        return None
-    finally:
-        env.close()
-    outcome = env.outcome
-    if outcome is None or not outcome.evidence.verified or recording.after is None:
-        return None
-    kinds = sorted({f.kind for f in outcome.findings if f.severity in WEAK_SEVERITIES})
-    if not kinds and not outcome.evidence.passed:
-        return None
-    diff = diff_text(recording.before, recording.after)
-    if not diff:
-        return None
-    return Example(task.id, f"weak:{','.join(kinds) or 'clean'}", int(bool(kinds)), diff, WEAK_WEIGHT)
-
-
-def weak_examples(trajectories: Sequence, tasks: Mapping[str, Task], workers: int = 2,
-                  on_example: Callable[[Example | None], None] | None = None) -> list[Example]:
-    """``weak_example`` of every trajectory whose task is in ``tasks`` (task id -> Task), ``workers`` at once."""
-    def play(trajectory) -> Example | None:
-        task = tasks.get(trajectory.task_id)
-        example = weak_example(trajectory, task) if task is not None else None
-        if on_example is not None:
-            on_example(example)
-        return example
-
-    with ThreadPoolExecutor(max(1, workers)) as pool:
-        return [e for e in pool.map(play, trajectories) if e is not None]
-
-
-def collect(tasks: Sequence[Task], exploits: Mapping[str, Callable] | None = None, workers: int = 2,
-            on_example: Callable[[Example | None], None] | None = None) -> list[Example]:
-    """Labelled diffs: each task's reference (0) and each exploit's workspace change (1)."""
-    from termrl.checks.audit import with_references
-    from termrl.checks.exploits import EXPLOITS
-    from termrl.tasks.runtime import open_sandbox
-    from termrl.verify import workspace
-
-    exploits = EXPLOITS if exploits is None else exploits
-    examples, jobs = [], []
-    for task, base, ctx in with_references(tasks)[0]:
-        start = {p: f.data for p, f in task.workspace.items()}
-        examples.append(Example(task.id, "reference", 0, diff_text(start, base.files)))
-        jobs += [(task, name, fn, ctx) for name, fn in exploits.items()]
-
-    def play(job) -> Example | None:
-        task, name, fn, ctx = job
-        try:
-            box = open_sandbox(task)
-            try:
-                before = workspace.snapshot(box)
-                fn(task, box, ctx)
-                after = workspace.snapshot(box)
-            finally:
-                box.close()
-        except (HarnessError, OSError):
-            example = None
-        else:
-            diff = diff_text(before, after)
-            example = Example(task.id, name, 1, diff) if diff else None
-        if on_example is not None:
-            on_example(example)
-        return example
-
-    with ThreadPoolExecutor(max(1, workers)) as pool:
-        examples += [e for e in pool.map(play, jobs) if e is not None]
-    return examples
-
-
 def split_by_task(examples: Sequence[Example], held_out: float = 0.3, seed: int = 0
                   ) -> tuple[list[Example], list[Example]]:
     """(train, held-out): whole tasks go to one side, so no held-out task's diff was seen. The
@@ -301,7 +202,7 @@ def split_by_task(examples: Sequence[Example], held_out: float = 0.3, seed: int 
 
 
 def is_weak(example: Example) -> bool:
-    """Whether ``example`` was labelled by the detectors (``weak_examples``)."""
+    """Whether ``example`` was labelled by the detectors (``labelled_diffs.weak_examples``)."""
     return example.solution.startswith("weak:")
 
 
@@ -344,5 +245,5 @@ def _count(items) -> dict[str, int]:
     return out
 
 
-__all__ = ["WEAK_WEIGHT", "Discriminator", "DiscriminatorJudge", "Example", "collect", "evaluate", "features",
-           "fit_examples", "is_weak", "split_by_task", "unseen_exploit_recall", "weak_example", "weak_examples"]
+__all__ = ["WEAK_WEIGHT", "Discriminator", "DiscriminatorJudge", "Example", "evaluate", "features",
+           "fit_examples", "is_weak", "split_by_task", "unseen_exploit_recall"]

@@ -27,8 +27,10 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from termrl.protocols import Evidence, StageResult, Task
-from termrl.verify.workspace import DIFF_CHARS, diff_text
+from termrl.policies import make_policy
+from termrl.protocols import Evidence, StageResult, Task, Turn
+from termrl.reward.discriminator import Discriminator, DiscriminatorJudge
+from termrl.sandbox.workspace import DIFF_CHARS, diff_text
 
 VERDICTS = ("general", "special_cases", "tampers", "unclear")
 """What the judge may answer; the first is the only honest pass."""
@@ -171,13 +173,8 @@ def make_judge(spec: str, *, model: str | None = None, max_tokens: int = 200,
     """A judge answering through the policy ``spec`` (``openai:BASE_URL`` with ``model``, or
     ``hf:PATH``), greedy, at most ``max_tokens`` tokens a reply; or ``discriminator:MODEL.json``,
     a learned discriminator (``termrl.reward.discriminator``)."""
-    from termrl.policies import make_policy
-    from termrl.protocols import Turn
-
     kind, _, rest = spec.partition(":")
     if kind == "discriminator":
-        from termrl.reward.discriminator import Discriminator, DiscriminatorJudge
-
         return DiscriminatorJudge(Discriminator.load(rest), spec)
     if kind not in ("openai", "hf"):
         raise ValueError(f"judge {spec!r}: use openai:BASE_URL (with a model name), hf:PATH or discriminator:MODEL.json")

@@ -101,6 +101,10 @@ TERMS: dict[str, tuple[Callable[..., float | None], Rule]] = {
     "repeat_penalty": (repeat_penalty, _repeat),
 }
 
+RANGES: dict[str, tuple[float, float]] = {
+    "command_success": (0.0, 1.0), "format_compliance": (-1.0, 0.0), "repeat_penalty": (-1.0, 0.0)}
+"""Each term's least and most step reward, and so its discounted mean's."""
+
 
 def steps_of(rule: Rule) -> StepFn:
     return lambda evidence: step_rewards(evidence, rule)

@@ -14,8 +14,8 @@ A spec file::
 ``load_spec(name_or_path)`` loads a preset by name or a ``.toml`` file by path
 and validates it: any problem raises ``SpecError`` naming the file, the dotted
 field and the fix. ``spec.score(evidence, findings, progress, length, group)``
-returns a ``Reward`` that reports EVERY component as ``{"weight", "value",
-"contribution"}``:
+returns a ``Reward`` that reports EVERY component as a ``ComponentScore`` (weight, value,
+contribution; stored as ``{"weight", "value", "contribution"}``):
 
 - no evidence, or ``evidence.verified`` False (the harness failed, not the
   agent): ``total`` None and every value and contribution None. Never 0.
@@ -56,7 +56,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from termrl.protocols import Evidence, Finding, Reward
+from termrl.protocols import ComponentScore, Evidence, Finding, Reward
 from termrl.reward import hack
 from termrl.reward.components import TYPES
 from termrl.reward.context import Context
@@ -106,30 +106,62 @@ class RewardSpec:
         _check_progress(progress)
         return {c.name: c.weight(progress) for c in self.components}
 
+    def bounds(self, progress: float = 1.0) -> tuple[float, float]:
+        """The least and the most total reward at ``progress`` (1.0, the end of training, is where
+        evaluation scores): each component's contribution at either end of its values
+        (``ComponentType.values``), summed, then a zero-mode hack's floor. Both bounds hold; an
+        episode reaches one only if every component can be at its end at once. -inf: no least
+        (a penalty-mode hack subtracts per finding).
+
+        >>> load_spec("staged").bounds(), load_spec("staged").bounds(0.0), load_spec("partial").bounds()
+        ((-1.4, 2.05), (-1.0, 1.7), (-1.0, 1.5))
+        """
+        _check_progress(progress)
+        low = high = 0.0
+        floors = []
+        for c in self.components:
+            weight = c.weight(progress)
+            if weight == 0:
+                continue
+            if hack.is_gate(c.type, c.params):
+                floors.append(c.params["floor"])
+                continue
+            ends = [weight * value for value in TYPES[c.type].values(c.params)]
+            low, high = low + min(ends), high + max(ends)
+        return round(min([low, *floors]), 9), round(high, 9)
+
+    def scale(self, progress: float = 1.0) -> str:
+        """What a total reward is out of, for a line that prints one.
+
+        >>> load_spec("partial").scale()
+        'spec partial: -1 .. 1.5'
+        """
+        low, high = self.bounds(progress)
+        return f"spec {self.name}: {low:g} .. {high:g}"
+
     def score(self, evidence: Evidence | None, findings: Sequence[Finding] = (), progress: float = 0.0,
               length: int | None = None, group: Sequence[tuple[int, bool]] | None = None) -> Reward:
         """The reward of one episode; see the module docstring."""
         ctx = _context(findings, progress, length, group)
         weights = self.weights(progress)
         if evidence is None or not evidence.verified:
-            return Reward(None, {n: {"weight": w, "value": None, "contribution": None} for n, w in weights.items()})
+            return Reward(None, {n: ComponentScore(w) for n, w in weights.items()})
         _check_evidence(evidence)
-        components: dict[str, dict] = {}
-        gates: list[tuple[dict, float]] = []
+        values = {c.name: TYPES[c.type].fn(evidence, c.params, ctx) for c in self.components}
+        gates = [c for c in self.components if hack.is_gate(c.type, c.params)]
+        contributions: dict[str, float] = {}
         total = 0.0
         for c in self.components:
-            value = TYPES[c.type].fn(evidence, c.params, ctx)
-            entry = components[c.name] = {"weight": weights[c.name], "value": value, "contribution": None}
-            if c.type == "hack":
-                entry["findings"] = [f.kind for f in ctx.findings]
-            if hack.is_gate(c.type, c.params):
-                gates.append((entry, c.params["floor"]))
-            elif value is not None:
-                entry["contribution"] = entry["weight"] * value
-                total += entry["contribution"]
-        for entry, floor in gates:
-            entry["contribution"] = hack.gate(total, entry["value"] == 1.0 and entry["weight"] != 0, floor)
-            total += entry["contribution"]
+            if not hack.is_gate(c.type, c.params) and values[c.name] is not None:
+                contributions[c.name] = weights[c.name] * values[c.name]
+                total += contributions[c.name]
+        for c in gates:
+            triggered = values[c.name] == 1.0 and weights[c.name] != 0
+            contributions[c.name] = hack.gate(total, triggered, c.params["floor"])
+            total += contributions[c.name]
+        kinds = tuple(f.kind for f in ctx.findings)
+        components = {c.name: ComponentScore(weights[c.name], values[c.name], contributions.get(c.name),
+                                             kinds if c.type == "hack" else None) for c in self.components}
         return Reward(total, components, self._steps(evidence, weights))
 
     def _steps(self, evidence: Evidence, weights: dict[str, float]) -> list[float]:
@@ -138,6 +170,17 @@ class RewardSpec:
         if not terms:
             return []
         return [sum(w * rewards[t] for w, rewards in terms) for t in range(len(terms[0][1]))]
+
+
+def as_spec(spec: RewardSpec | str | Path) -> RewardSpec:
+    """``spec`` itself, or the preset or file it names (``load_spec``): what an entry point that
+    takes either (``RolloutConfig``, ``TerminalEnv``, the trainers' reward functions) resolves
+    once, so that everything beneath it takes a ``RewardSpec``.
+
+    >>> as_spec("sparse") == as_spec(load_spec("sparse"))
+    True
+    """
+    return load_spec(spec) if isinstance(spec, (str, Path)) else spec
 
 
 def preset_names() -> list[str]:

@@ -157,14 +157,7 @@ class Accountant:
 
     def as_table(self) -> str:
         """``summary()`` as plain text for the terminal."""
-        s = self.summary()
-        lines = [f"{'phase':<14}{'wall s':>10}{'share':>8}{'busy s':>10}{'cpu s':>10}"]
-        for phase, row in s["phases"].items():
-            lines.append(f"{phase:<14}{row['wall_s']:>10.2f}{row['share']:>8.1%}{row['busy_s']:>10.2f}"
-                         f"{row['cpu_s']:>10.2f}")
-        lines.append(f"{'run':<14}{s['wall_s']:>10.2f}{1:>8.1%}{'':>10}{s['cpu_s']:>10.2f}"
-                     f"  (self {s['self_cpu_s']:.2f}, children {s['children_cpu_s']:.2f})")
-        return "\n".join(lines)
+        return as_table(self.summary())
 
     # ----------------------------------------------------------------------- under the lock
 
@@ -204,3 +197,14 @@ def _process_cpu() -> tuple[float, float]:
     """CPU seconds (user + system) of this process and of its reaped children."""
     me, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
     return me.ru_utime + me.ru_stime, children.ru_utime + children.ru_stime
+
+
+def as_table(summary: dict) -> str:
+    """An ``Accountant.summary()`` (a run's ``compute``) as plain text for the terminal."""
+    lines = [f"{'phase':<14}{'wall s':>10}{'share':>8}{'busy s':>10}{'cpu s':>10}"]
+    for phase, row in summary["phases"].items():
+        lines.append(f"{phase:<14}{row['wall_s']:>10.2f}{row['share']:>8.1%}{row['busy_s']:>10.2f}"
+                     f"{row['cpu_s']:>10.2f}")
+    lines.append(f"{'run':<14}{summary['wall_s']:>10.2f}{1:>8.1%}{'':>10}{summary['cpu_s']:>10.2f}"
+                 f"  (self {summary['self_cpu_s']:.2f}, children {summary['children_cpu_s']:.2f})")
+    return "\n".join(lines)

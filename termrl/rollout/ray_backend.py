@@ -9,8 +9,8 @@ What runs where:
 - **Driver** (the calling process): works out the episodes (or audited tasks) not yet done,
   submits one Ray task each with at most ``workers`` in flight, and writes each result to
   the run's store or journal as it arrives, so ``--resume`` works as it does locally and
-  nothing is ever written twice. The reward spec is loaded here: a TOML spec need not
-  exist on the workers.
+  nothing is ever written twice. The reward spec was loaded with the ``RolloutConfig``, on
+  the driver: a TOML spec need not exist on the workers.
 - **Worker** (one Ray task per episode, ``num_cpus`` each): builds the policy, opens the
   episode's sandbox, plays, verifies and scores it (``run_episode``) and returns the
   ``Trajectory``. An audit's Ray task is one audited task: its baseline, do-nothing and
@@ -40,12 +40,15 @@ import queue
 import socket
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import Self
 
 from termrl.policies import make_policy
 from termrl.protocols import Ending, Evidence, Policy, Reply, Task, Trajectory, Turn
 from termrl.rollout.accounting import Accountant
 from termrl.rollout.runner import EpisodeSink, RolloutConfig, episode_id, run_episode
+from termrl.verify import unverified
+from termrl.verify.pool import VerifierPool
 
 INSTALL_HINT = "the Ray backend needs `pip install 'termrl[ray]'`"
 
@@ -55,7 +58,7 @@ MAX_RETRIES = 2
 
 def _import_ray():
     try:
-        import ray
+        import ray  # optional: ray (termrl[ray])
     except ImportError:
         raise ImportError(INSTALL_HINT) from None
     return ray
@@ -96,7 +99,7 @@ def _unreachable(address: str, timeout: float = 5.0) -> str | None:
     return None
 
 
-def _play(task: Task, sample: int, policy, options: dict, config: RolloutConfig, spec) -> Trajectory:
+def _play(task: Task, sample: int, policy, options: dict, config: RolloutConfig) -> Trajectory:
     """One episode, on a Ray worker; generation is timed as in the local runner's batcher."""
     # a policy object was sent with ray.put: Ray hands the task the object itself
     policy = make_policy(policy, **options) if isinstance(policy, str) else policy
@@ -109,7 +112,7 @@ def _play(task: Task, sample: int, policy, options: dict, config: RolloutConfig,
         reply.gen_s = reply.gen_s or time.perf_counter() - started
         return reply
 
-    return run_episode(task, sample, policy.name, ask, config, spec, accountant)
+    return run_episode(task, sample, policy.name, ask, config, config.spec, accountant)
 
 
 def failure_message(error: BaseException) -> str:
@@ -128,7 +131,7 @@ def _failed(task: Task, sample: int, policy_name: str, error: BaseException) -> 
                       started=time.time())
 
 
-def _stream(ray, jobs: Iterable, submit: Callable, workers: int,
+def stream_jobs(ray, jobs: Iterable, submit: Callable, workers: int,
             done: Callable[[object, object, BaseException | None], None]) -> None:
     """Run ``submit(job)`` for each job with at most ``workers`` in flight; ``done(job, result,
     error)`` in the driver as each finishes. The driver stopping early cancels what is in flight."""
@@ -165,13 +168,10 @@ def run_rollouts_ray(tasks: Sequence[Task], policy: str | Policy, config: Rollou
     flight at once. ``num_cpus``: reserved per episode. ``max_retries``: runs again of an
     episode whose worker or node died.
     """
-    from termrl.reward.spec import load_spec
-
     ray = connect(address)
     config = config or RolloutConfig()
     if config.workers < 1:
         raise ValueError(f"workers must be at least 1, got {config.workers}")
-    spec = load_spec(config.spec) if isinstance(config.spec, str) else config.spec
     name = policy if isinstance(policy, str) else policy.name
     shipped = policy if isinstance(policy, str) else ray.put(policy)
     done = store.done_ids() if store is not None else set()
@@ -182,15 +182,9 @@ def run_rollouts_ray(tasks: Sequence[Task], policy: str | Policy, config: Rollou
     def finished(job, traj, error) -> None:
         sink(_failed(*job, name, error) if error is not None else traj)
 
-    _stream(ray, todo, lambda job: remote.remote(*job, shipped, policy_options, config, spec), config.workers,
+    stream_jobs(ray, todo, lambda job: remote.remote(*job, shipped, policy_options, config), config.workers,
             finished)
     return sink.results
-
-
-def _audit_one(task: Task, spec, exploits: dict, threads: int, points: tuple) -> dict:
-    from termrl.checks.audit import audit_by_spec
-
-    return {name: rows for name, rows in audit_by_spec([task], spec, exploits, threads, points=points).items()}
 
 
 def cluster_cpus(ray) -> int:
@@ -198,53 +192,10 @@ def cluster_cpus(ray) -> int:
     return max(1, int(ray.cluster_resources().get("CPU", 1)))
 
 
-def audit_by_spec_ray(tasks: Sequence[Task], spec, exploits: dict[str, Callable], workers: int | None,
-                      on_task: Callable[[list], None] | None = None, points: Sequence[float] = (1.0,),
-                      done: Mapping[str, Mapping[str, list]] | None = None,
-                      journal: Callable[[str, dict[str, list]], None] | None = None, *,
-                      address: str | None = None, threads: int = 4, num_cpus: float = 1,
-                      max_retries: int = MAX_RETRIES,
-                      extra: Mapping[str, Mapping[str, Callable]] | None = None) -> dict[str, list]:
-    """``termrl.checks.audit.audit_by_spec`` on a Ray cluster: one Ray task per audited task
-    (``threads`` of its episodes at once on its worker), ``workers`` tasks in flight (None: one
-    per CPU of the cluster). A task
-    whose Ray task failed gets a row per exploit with the error, as a task whose baseline
-    could not run does locally. ``extra``: task id -> {name: exploit} for that task only."""
-    from termrl.checks.audit import Row, _points, _specs
-
-    ray = connect(address)
-    points = _points(points)
-    names = list(_specs(spec))
-    by_task: dict[str, dict[str, list]] = {tid: {n: list(rows[n]) for n in names} for tid, rows in (done or {}).items()}
-    extra = extra or {}
-
-    def exploits_of(task: Task) -> dict:
-        return {**exploits, **extra.get(task.id, {})}
-
-    remote = ray.remote(_audit_one).options(num_cpus=num_cpus, max_retries=max_retries, retry_exceptions=False)
-
-    def finished(task: Task, rows_by_spec: dict | None, error: BaseException | None) -> None:
-        if error is not None:
-            rows = [Row(task.id, name, False, None, None, points[0], None, error=failure_message(error))
-                    for name in exploits_of(task)]
-            rows_by_spec = {n: list(rows) for n in names}
-        by_task[task.id] = rows_by_spec
-        if journal:
-            journal(task.id, rows_by_spec)
-        if on_task:
-            on_task(rows_by_spec[names[0]])
-
-    _stream(ray, [t for t in tasks if t.id not in by_task],
-            lambda task: remote.remote(task, spec, exploits_of(task), threads, points), workers or cluster_cpus(ray), finished)
-    return {n: [r for t in tasks for r in by_task[t.id][n]] for n in names}
-
-
 class _VerifierActor:
     """A warm ``VerifierPool`` on a Ray worker (the body of ``RayVerifierPool``'s actors)."""
 
     def __init__(self, workers: int, static: bool, memory_mb: int):
-        from termrl.verify.pool import VerifierPool
-
         self.pool = VerifierPool(workers=workers, static=static, memory_mb=memory_mb)
 
     def verify(self, task: Task, files: Mapping[str, bytes], trace: list[dict] | None,
@@ -287,8 +238,6 @@ class RayVerifierPool:
     def verify_files(self, task: Task, files: Mapping[str, bytes], trace: list[dict] | None = None,
                      modes: Mapping[str, int] | None = None, folders: Mapping[str, int] | None = None) -> Evidence:
         """``VerifierPool.verify_files`` on a free actor."""
-        from termrl.verify import unverified
-
         actor = self._free.get()
         try:
             self.verifications += 1
@@ -301,8 +250,6 @@ class RayVerifierPool:
 
     def map(self, jobs: Iterable[tuple[Task, Mapping[str, bytes]]]) -> list[Evidence]:
         """Verify many (task, files) pairs on the actors at once, in order."""
-        from concurrent.futures import ThreadPoolExecutor
-
         with ThreadPoolExecutor(max_workers=self.workers) as ex:
             return list(ex.map(lambda job: self.verify_files(*job), jobs))
 

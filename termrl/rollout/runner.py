@@ -26,8 +26,11 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 
+from termrl.distributed import current
 from termrl.env import EnvConfig, TerminalEnv
-from termrl.protocols import Ending, Outcome, Policy, Reply, Task, Trajectory, Turn
+from termrl.episode import Verifier
+from termrl.protocols import Ending, Judge, Outcome, Policy, Reply, Task, Trajectory, Turn
+from termrl.reward.spec import RewardSpec, as_spec
 from termrl.rollout.accounting import Accountant
 
 
@@ -43,17 +46,19 @@ class RolloutConfig:
     """Most turns per policy call; default ``workers``."""
     batch_window_s: float = 0.02
     """How long the batcher waits for more turns once one is ready."""
-    spec: str | object = "staged"
-    """Reward spec (preset name, TOML path or ``RewardSpec``) scoring each episode."""
+    spec: RewardSpec | str = "staged"
+    """The ``RewardSpec`` scoring each episode; a preset name or TOML path is loaded here, once."""
     progress: float = 1.0
     """Training progress the spec's schedules are evaluated at (1.0: the end, for evaluation)."""
     env: EnvConfig = field(default_factory=EnvConfig)
-    verifier: object | None = None
+    verifier: Verifier | None = None
     """How each episode is verified (``termrl.episode.Verifier``): None, in its own sandbox;
     ``PoolVerifier(RayVerifierPool(...))`` on a Ray cluster's warm verifiers."""
-    judge: object | None = None
-    """A ``termrl.reward.judge.ModelJudge`` reading each passing episode (the ``judge`` stage
-    and reward component), or None."""
+    judge: Judge | None = None
+    """A ``Judge`` reading each passing episode (the ``judge`` stage and reward component), or None."""
+
+    def __post_init__(self):
+        self.spec = as_spec(self.spec)
 
 
 def episode_id(task: Task, sample: int) -> str:
@@ -145,8 +150,9 @@ def _turn_id(turn: Turn) -> str:
 
 
 def run_episode(task: Task, sample: int, policy_name: str, ask: Callable[[Turn], Reply],
-                config: RolloutConfig, spec, accountant: Accountant) -> Trajectory:
-    """One episode, never raising: a harness failure is recorded in the trajectory."""
+                config: RolloutConfig, spec: RewardSpec | None, accountant: Accountant) -> Trajectory:
+    """One episode, never raising: a harness failure is recorded in the trajectory. ``spec``: what
+    scores it (``config.spec``, as a rule; None: 1.0 / 0.0 for passed / failed)."""
     eid = episode_id(task, sample)
     traj = Trajectory(episode_id=eid, task_id=task.id, policy=policy_name, seed=task.meta.seed,
                       split=task.meta.split, sample=sample, family=task.meta.family or None, started=time.time())
@@ -164,7 +170,7 @@ def run_episode(task: Task, sample: int, policy_name: str, ask: Callable[[Turn],
         traj.ending = outcome.ending.value
         traj.passed = bool(outcome.evidence.passed)
         traj.reward = reward
-        traj.components = outcome.reward.components if outcome.reward is not None else {}
+        traj.components = outcome.reward.component_dicts() if outcome.reward is not None else {}
         traj.evidence = outcome.evidence.to_dict()
         traj.findings = [asdict(f) for f in outcome.findings]
         if outcome.ending is Ending.ERROR:
@@ -287,10 +293,7 @@ def play(items: Sequence[tuple[Task, int]], policy: Policy, config: RolloutConfi
          accountant: Accountant | None = None) -> list[Trajectory]:
     """The (task, sample) episodes of ``items``, ``config.workers`` at once, each finished one handed
     to ``sink`` (under a lock); returns ``sink.results``."""
-    from termrl.reward.spec import load_spec
-
     keep_large_buffers_off_the_heap()
-    spec = load_spec(config.spec) if isinstance(config.spec, str) else config.spec
     accountant = accountant or Accountant()
     batcher = Batcher(policy, config.max_batch or config.workers, config.batch_window_s, accountant)
     lock = threading.Lock()
@@ -300,7 +303,7 @@ def play(items: Sequence[tuple[Task, int]], policy: Policy, config: RolloutConfi
         task, sample = item
         batcher.enter()
         try:
-            traj = run_episode(task, sample, policy.name, batcher, config, spec, accountant)
+            traj = run_episode(task, sample, policy.name, batcher, config, config.spec, accountant)
         finally:
             batcher.leave()
         with lock:
@@ -331,8 +334,7 @@ def play_stored(tasks: Sequence[Task], policy: Policy, config: RolloutConfig, di
     every rank calls this with the same arguments; the missing episodes are split between the ranks
     (each played once) in rounds of ``config.workers`` episodes per rank, and after each round
     rank 0 stores every rank's episodes. A kill loses at most the round in flight."""
-    from termrl.distributed import current
-    from termrl.rollout.store import TrajectoryStore
+    from termrl.rollout.store import TrajectoryStore  # heavy: pyarrow and numpy, for runs that store
 
     world = world or current()
     store = TrajectoryStore(directory) if world.main else None

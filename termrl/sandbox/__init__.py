@@ -158,6 +158,9 @@ import subprocess
 from typing import Mapping, Sequence
 
 from termrl.protocols import Limits, Sandbox
+from termrl.sandbox.bwrap import BwrapSandbox
+from termrl.sandbox.docker import DockerSandbox
+from termrl.sandbox.local import LocalSandbox
 
 BACKENDS = ("bwrap", "docker", "local")
 
@@ -172,15 +175,12 @@ def make_sandbox(backend: str = "bwrap", workdir: str = "/workspace", limits: Li
     if (binds or system_root) and backend != "bwrap":
         raise ValueError(f"the {backend} backend cannot mount a task's built environment: use bwrap")
     if backend == "bwrap":
-        from termrl.sandbox.bwrap import BwrapSandbox
         return BwrapSandbox(workdir=workdir, limits=limits, dirs=dirs, env=env,
                             command_timeout=command_timeout, binds=binds, system_root=system_root)
     if backend == "local":
-        from termrl.sandbox.local import LocalSandbox
         return LocalSandbox(workdir=workdir, limits=limits, dirs=dirs, env=env,
                             command_timeout=command_timeout)
     if backend == "docker":
-        from termrl.sandbox.docker import DockerSandbox
         return DockerSandbox(workdir=workdir, limits=limits, dirs=dirs, env=env,
                              command_timeout=command_timeout)
     raise ValueError(f"unknown sandbox backend {backend!r}; choose one of {', '.join(BACKENDS)}")

@@ -22,6 +22,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Hashable
 
 from termrl.protocols import Sandbox
+from termrl.sandbox.bwrap import _alive
 
 MAX_SHAPES = 8
 """Shapes kept warm at once; the least recently used beyond it is dropped (its sandboxes closed)."""
@@ -31,7 +32,6 @@ def _usable(box: Sandbox) -> bool:
     proc = getattr(box, "_proc", None)
     if proc is None or proc.poll() is not None:
         return False
-    from termrl.sandbox.bwrap import _alive
 
     return all(map(_alive, getattr(box, "_shell_pids", ()) or ()))
 

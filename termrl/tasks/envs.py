@@ -95,3 +95,45 @@ def prepare(entries: Sequence, on_built: Callable[[Result], None] | None = None,
     if needs and limit_cache:
         pyenv.prune(keep=ready)  # the cache's size limit, never at the cost of what this run needs
     return out
+
+
+def runnable(entries: Sequence, on_skip: Callable[[str, str], None] | None = None
+             ) -> tuple[list, list[tuple[str, str]]]:
+    """The tasks of ``entries`` that can run here, and (id, why) of each other one, each also given
+    to ``on_skip``: a task that cannot be loaded (its file and field), or one this machine cannot
+    run (``Task.unsupported``)."""
+    tasks, skipped = [], []
+    for entry in entries:
+        if entry.task is not None and not entry.task.unsupported:
+            tasks.append(entry.task)
+        else:
+            skipped.append((entry.id, entry.error if entry.task is None else f"unsupported: {entry.task.unsupported}"))
+            if on_skip is not None:
+                on_skip(*skipped[-1])
+    return tasks, skipped
+
+
+def none_runnable(suite: str, skipped: Sequence) -> str:
+    """What to say when no task of ``suite`` can run."""
+    return (f"suite {suite}: no task can run ({len(skipped)} skipped, each said above); "
+            f"`termrl tasks validate {suite}` checks them")
+
+
+def prepare_report(entries: Sequence, on_built: Callable[[Result], None] | None = None) -> dict:
+    """``prepare`` ``entries`` and say what was built (``termrl tasks prepare --json``):
+    ``{"environments": [one row per environment], "tasks", "failed": environments that failed,
+    "unsupported": [{"id", "reason"}] of the tasks this machine cannot run whatever is built}``."""
+    rows: list[dict] = []
+
+    def built(result: Result) -> None:
+        rows.append({**dataclasses.asdict(result), "contents": list(result.contents),
+                     "task_ids": list(result.task_ids), "path": str(result.path) if result.path else None,
+                     "seconds": round(result.seconds, 1)})
+        if on_built:
+            on_built(result)
+
+    prepare(entries, built)
+    unsupported = [{"id": e.task.id, "reason": e.task.unsupported} for e in entries
+                   if e.task is not None and e.task.unsupported]
+    return {"environments": rows, "tasks": len(entries), "failed": sum(bool(r["error"]) for r in rows),
+            "unsupported": unsupported}

@@ -22,6 +22,7 @@ from pathlib import Path
 
 from termrl.protocols import ExecResult, Sandbox, SetupError, StopReason, Task, TaskFile
 from termrl.sandbox import make_sandbox
+from termrl.sandbox.workspace import fingerprint
 from termrl.tasks import npmenv, pyenv, sysenv
 
 SOLUTION_DIR = "/solution"
@@ -188,8 +189,6 @@ def _keep(box: Sandbox, target: Path) -> tuple[str, int] | None:
 
 
 def _fingerprint(box: Sandbox) -> str | None:
-    from termrl.verify.workspace import fingerprint
-
     return fingerprint(box)
 
 

@@ -21,8 +21,10 @@ import importlib.resources
 from dataclasses import dataclass
 from pathlib import Path
 
-from termrl.protocols import SPLITS, Task
-from termrl.tasks.formats import TaskFormatError, load_task, looks_like_task
+from termrl.protocols import DIFFICULTIES, SPLITS, Task
+from termrl.tasks import families
+from termrl.tasks.families.base import DEFAULT_LEVEL, LEVELS
+from termrl.tasks.formats import TaskFormatError, codegen, load_task, looks_like_task
 
 BUILTIN_DIR = Path(str(importlib.resources.files("termrl.tasks") / "builtin"))
 
@@ -95,8 +97,6 @@ def directory_entries(root: Path) -> list[Entry]:
     return entries
 
 
-DIFFICULTIES = ("easy", "medium", "hard")
-
 MBPP_SPLITS = {"prompt": range(1, 11), "test": range(11, 511), "validation": range(511, 601),
                "train": range(601, 975)}
 """MBPP's own splits, by task id (Austin et al., 2021; the sanitized set keeps the same ids)."""
@@ -107,8 +107,6 @@ def _whole(suite: str) -> list[Entry] | None:
     if suite == "builtin":
         return builtin_entries()
     if suite in ("humaneval", "mbpp"):
-        from termrl.tasks.formats import codegen
-
         loader = codegen.load_humaneval if suite == "humaneval" else codegen.load_mbpp
         try:
             return [Entry(t.id, task=t) for t in loader()]
@@ -164,8 +162,6 @@ def resolve(suite: str) -> list[Entry]:
 
 
 def _resolve_one(suite: str) -> list[Entry]:
-    from termrl.tasks import families
-
     whole = _whole(suite)
     if whole is not None:
         return whole
@@ -222,9 +218,6 @@ def _is_dir(path) -> bool:
 def _family_at(name: str):
     """``(family, level)`` for ``FAMILY`` or ``FAMILY@LEVEL``; None when no family has the name.
     A bad level raises SuiteError naming the levels."""
-    from termrl.tasks import families
-    from termrl.tasks.families.base import DEFAULT_LEVEL, LEVELS
-
     base, at, level = name.partition("@")
     if base not in families.FAMILIES:
         return None
@@ -234,3 +227,26 @@ def _family_at(name: str):
         raise SuiteError(f"family {base}: level {level!r} does not exist; use {base}@1, {base}@2 or "
                          f"{base}@3 (1 easiest, {DEFAULT_LEVEL} the default)")
     return families.FAMILIES[base], int(level)
+
+
+def listing(entries: list[Entry]) -> list[dict]:
+    """One row per entry (``termrl tasks list --json``): id, category, difficulty, source, tags and
+    the error of a task that cannot be loaded."""
+    return [{"id": e.id, "category": e.category, "difficulty": e.task.meta.difficulty if e.task else "?",
+             "source": e.task.meta.source if e.task else "?", "tags": list(e.task.meta.tags) if e.task else [],
+             "error": e.error} for e in entries]
+
+
+def describe(task: Task) -> dict:
+    """What ``termrl tasks show --json`` says of ``task``: metadata, limits, instruction, and its
+    files by name (hidden tests are listed, never shown)."""
+    return {
+        "id": task.id, "source": task.meta.source, "category": task.meta.category,
+        "difficulty": task.meta.difficulty, "family": task.meta.family, "split": task.meta.split,
+        "tags": list(task.meta.tags), "workdir": task.workdir,
+        "limits": vars(task.limits), "setup": list(task.setup),
+        "workspace": sorted(task.workspace), "extra_dirs": sorted(task.extra_files),
+        "hidden_tests": sorted(task.tests), "holdout_tests": sorted(task.holdout_tests),
+        "test_kind": task.test_spec.kind.value, "has_solution": task.solution is not None,
+        "unsupported": task.unsupported, "instruction": task.instruction,
+    }

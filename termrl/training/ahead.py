@@ -35,6 +35,8 @@ import functools
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
+from packaging.version import Version
+
 from termrl.reward.exports.trl import reward_row
 
 
@@ -59,7 +61,7 @@ class FinishedRows:
         self._done = self._eos = self._never = None
 
     def __call__(self, input_ids, scores, **kwargs):
-        import torch
+        import torch  # heavy: torch
 
         if self._done is None:  # once per generation, on the batch's device
             self._done = torch.zeros(input_ids.shape[0], dtype=torch.bool, device=input_ids.device)
@@ -76,7 +78,7 @@ class FinishedRows:
 @contextlib.contextmanager
 def generate_with(model, criterion) -> Iterator[None]:
     """``model.generate`` with ``criterion`` added to its stopping criteria, for the block."""
-    from transformers import StoppingCriteriaList
+    from transformers import StoppingCriteriaList  # heavy: transformers
 
     had_own = "generate" in vars(model)
     generate = model.generate
@@ -100,11 +102,10 @@ def generate_with(model, criterion) -> Iterator[None]:
 @functools.cache
 def rewards_ahead_trainer():
     """TRL's ``GRPOTrainer`` with each completion's evaluation started as soon as it is finished."""
-    import transformers
-    from packaging.version import Version
-    from trl import GRPOTrainer
-    from trl.chat_template_utils import parse_response
-    from trl.data_utils import is_conversational
+    import transformers  # heavy: transformers
+    from trl import GRPOTrainer  # heavy: trl
+    from trl.chat_template_utils import parse_response  # heavy: trl
+    from trl.data_utils import is_conversational  # heavy: trl
 
     class RewardsAheadGRPOTrainer(GRPOTrainer):
         def __init__(self, *args, **kwargs):

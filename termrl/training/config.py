@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from termrl.actions import ACTION_FORMATS
+from termrl.policies import is_local_path
 
 ALGORITHMS = ("grpo", "rft", "dpo")
 
@@ -151,7 +152,7 @@ class RFTSection:
     """Sampling temperature."""
     trim: bool = True
     """Imitate a kept episode that ran out of steps or time only up to its shortest passing prefix,
-    then a submit (``termrl.train.rft.trim``); false: every reply of it."""
+    then a submit (``termrl.training.rft.trim``); false: every reply of it."""
     max_length: int = 1024
     """SFT sequence length in tokens (prompt and replies); an episode's replies past it are not
     imitated."""
@@ -331,7 +332,6 @@ def _check(cfg: TrainConfig, source: str) -> None:
         raise bad("output_dir", "set the run directory, e.g. output_dir = \"runs/my-run\"")
     if bool(cfg.model.path) == cfg.model.tiny:
         raise bad("model.path", "give a model directory in model.path, or set model.tiny = true (not both)")
-    from termrl.policies import is_local_path
 
     if is_local_path(cfg.model.path) and not (Path(cfg.model.path).expanduser() / "config.json").is_file():
         raise bad("model.path", f"{cfg.model.path} holds no model (no config.json): build one there, e.g. "
@@ -387,3 +387,22 @@ def load_config(path: str | Path | None = None, overrides: list[str] = (), data:
     cfg = _build(TrainConfig, data, "", source)
     _check(cfg, source)
     return cfg
+
+
+def trl_checkpointing(trl_config: type) -> dict:
+    """TRL's own default for activation checkpointing (its ``gradient_checkpointing``: on),
+    under the name transformers 5 reads (``activation_checkpointing``; the old name warns at
+    every run), where transformers has it: the same setting, without the FutureWarning.
+
+    >>> from dataclasses import dataclass
+    >>> @dataclass
+    ... class Args:
+    ...     gradient_checkpointing: bool = True
+    ...     activation_checkpointing: bool | None = None
+    >>> trl_checkpointing(Args)
+    {'activation_checkpointing': True}
+    """
+    fields = {f.name: f for f in dataclasses.fields(trl_config)}
+    if "activation_checkpointing" not in fields or "gradient_checkpointing" not in fields:
+        return {}
+    return {"activation_checkpointing": fields["gradient_checkpointing"].default}

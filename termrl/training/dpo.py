@@ -1,7 +1,7 @@
 """DPO on execution-ranked pairs: ``dpo_pairs`` ranks episodes, TRL's ``DPOTrainer`` trains.
 
 What it really is: standard DPO (Rafailov et al. 2023, sigmoid loss by default) over whole
-multi-turn episodes. Pairs come from ``termrl.train.trajdata.dpo_pairs``: two episodes of the
+multi-turn episodes. Pairs come from ``termrl.training.trajdata.dpo_pairs``: two episodes of the
 same prompt, the higher execution reward chosen, and an episode caught hacking (a high-severity
 finding) always rejected, never chosen.
 
@@ -31,7 +31,7 @@ from datasets import Dataset
 from trl import DPOConfig, DPOTrainer
 from trl.trainer.dpo_trainer import DataCollatorForPreference
 
-from termrl.train.trajdata import dpo_pairs, training_template
+from termrl.training.trajdata import dpo_pairs, training_template
 
 __all__ = ["ActionMaskCollator", "AgentDPOTrainer", "dpo_pairs", "dpo_trainer", "train_dpo"]
 
@@ -78,7 +78,7 @@ class AgentDPOTrainer(DPOTrainer):
         super().__init__(*args, **kwargs)
         if not isinstance(self.data_collator, ActionMaskCollator):
             raise TypeError("AgentDPOTrainer needs data_collator=ActionMaskCollator(...), or its masks go unused: "
-                            "build it with termrl.train.dpo.dpo_trainer")
+                            "build it with termrl.training.dpo.dpo_trainer")
 
     def _prepare_dataset(self, dataset, processing_class, args, dataset_name):
         dataset = super()._prepare_dataset(dataset, processing_class, args, dataset_name)

@@ -9,8 +9,8 @@ advantage is its reward minus its group's mean, over the group's std; the loss i
 clipped policy gradient ("dapo" token normalisation), with no KL term (``beta=0``).
 
 termrl writes only what TRL cannot do: the environment adapter
-(``termrl.train.grpo_env``), the reward functions (one ``EpisodeScorer`` per run with one
-view per spec component, ``termrl.train.grpo_rewards``), the count of zero-variance
+(``termrl.training.grpo_env``), the reward functions (one ``EpisodeScorer`` per run with one
+view per spec component, ``termrl.training.grpo_rewards``), the count of zero-variance
 groups, and tool calls run for all rollouts at once (TRL runs them one rollout after
 another; with ``workers`` above 1 the trainer, TRL's with its tool loop wrapped in
 ``ToolCallsAhead``, runs up to ``workers`` rollouts' calls at a time, and finishes the
@@ -52,18 +52,18 @@ from collections.abc import Callable, Iterable
 
 from termrl.actions import NATIVE_PROMPT
 from termrl.env import EnvConfig
-from termrl.episode import system_message
-from termrl.protocols import Task
-from termrl.reward.spec import load_spec
-from termrl.train.grpo_env import EnvironmentFactory, ToolCallsAhead, register_tasks, resolve_task
-from termrl.train.grpo_rewards import EpisodeScorer, ScoredBatch, ZeroVarianceStats, grpo_reward_funcs
+from termrl.episode import Verifier, system_message
+from termrl.protocols import Judge, Task
+from termrl.reward.spec import RewardSpec, as_spec
+from termrl.training.grpo_env import EnvironmentFactory, ToolCallsAhead, register_tasks, resolve_task
+from termrl.training.grpo_rewards import EpisodeScorer, ScoredBatch, ZeroVarianceStats, grpo_reward_funcs
 
-SYSTEM_PROMPT = NATIVE_PROMPT
-"""The system prompt of every rollout: the ``native`` action format's (TRL's tool loop is native
+GRPO_PROMPT = NATIVE_PROMPT
+"""The system prompt of every GRPO rollout: the ``native`` action format's (TRL's tool loop is native
 tool calling; the chat template adds the tools' schema)."""
 
 
-def task_rows(tasks: Iterable[Task | str | dict], system_prompt: str = SYSTEM_PROMPT) -> list[dict]:
+def task_rows(tasks: Iterable[Task | str | dict], system_prompt: str = GRPO_PROMPT) -> list[dict]:
     """Dataset rows ``{"prompt": [system, empty user], "task_id": ...}`` for ``tasks``.
 
     A ``Task`` is registered (``reset`` finds it by id); a string is a task id; a dict is a row
@@ -97,10 +97,11 @@ def _check_args(args) -> None:
                          "'normalize_then_sum' normalizes each component apart and changes the spec's balance")
 
 
-def train_grpo(model, tokenizer, tasks, spec, args, peft_config=None, accountant=None, callbacks=(), *,
-               env_config: EnvConfig | None = None, workers: int = 1, system_prompt: str = SYSTEM_PROMPT,
+def train_grpo(model, tokenizer, tasks, spec: RewardSpec | str, args, peft_config=None, accountant=None, callbacks=(), *,
+               env_config: EnvConfig | None = None, workers: int = 1, system_prompt: str = GRPO_PROMPT,
                on_batch: Callable[[ScoredBatch], None] | None = None,
-               resume_from_checkpoint: str | bool | None = None, verifier=None, judge=None):
+               resume_from_checkpoint: str | bool | None = None, verifier: Verifier | None = None,
+               judge: Judge | None = None):
     """Train ``model`` with GRPO on ``tasks``; returns the ``GRPOTrainer`` after training.
 
     ``model``: a causal LM (or a path); ``tokenizer``: its tokenizer, whose chat template must
@@ -119,10 +120,9 @@ def train_grpo(model, tokenizer, tasks, spec, args, peft_config=None, accountant
     raises. The run's ``EpisodeScorer`` (one per run: it finishes and scores each batch once)
     is ``trainer.reward_funcs[0].scorer``.
     """
-    from datasets import Dataset
+    from datasets import Dataset  # heavy: datasets
 
-    if isinstance(spec, str):
-        spec = load_spec(spec)
+    spec = as_spec(spec)
     _check_args(args)
     dataset = tasks if isinstance(tasks, Dataset) else Dataset.from_list(task_rows(tasks, system_prompt))
     if "task_id" not in dataset.column_names:
@@ -145,7 +145,7 @@ def train_grpo(model, tokenizer, tasks, spec, args, peft_config=None, accountant
 @functools.cache
 def _trainer_class():
     """TRL's ``GRPOTrainer`` whose tool loop runs the rollouts' calls at once (``ToolCallsAhead``)."""
-    from trl import GRPOTrainer
+    from trl import GRPOTrainer  # heavy: trl
 
     class TermrlGRPOTrainer(GRPOTrainer):
         tool_workers = 1
@@ -167,4 +167,4 @@ def _trainer_class():
     return TermrlGRPOTrainer
 
 
-__all__ = ["SYSTEM_PROMPT", "ZeroVarianceStats", "grpo_reward_funcs", "task_rows", "train_grpo"]
+__all__ = ["GRPO_PROMPT", "ZeroVarianceStats", "grpo_reward_funcs", "task_rows", "train_grpo"]

@@ -13,7 +13,7 @@ output truncation, the trace, the timing and the end (``termrl.episode.finish_ep
 are those of evaluation. The episode is finished once, lazily, when the rewards ask for
 it (``episode_outcome(env)``: the model replied without a tool call, a submission), or
 at once when a call reaches a limit, as in evaluation. It is scored by
-``termrl.train.grpo``'s episode scorer, at the training progress of that moment. Because
+``termrl.training.grpo``'s episode scorer, at the training progress of that moment. Because
 TRL exposes every public method as a tool, the lifecycle methods are private
 (``_finish``, ``_close``) and ``episode_outcome`` is a function of this module; the
 instance is also a context manager and closes on garbage collection. ``reset`` closes
@@ -27,7 +27,7 @@ so its reward is None and it never trains the policy.
 TRL calls the tools of a batch one rollout after another (``GRPOTrainer._tool_call_loop``:
 async tools are gathered only within one rollout's reply). ``ToolCallsAhead`` runs them for
 every rollout at once, each rollout's calls in their order, and hands TRL the results when it
-asks; ``termrl.train.grpo`` wraps TRL's loop in it when it is given more than one worker.
+asks; ``termrl.training.grpo`` wraps TRL's loop in it when it is given more than one worker.
 """
 
 from __future__ import annotations
@@ -42,8 +42,8 @@ from collections.abc import Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 
 from termrl.env import EnvConfig, TerminalEnv
-from termrl.episode import Phase, harness_failure
-from termrl.protocols import Action, ActionKind, Ending, HarnessError, Outcome, Task
+from termrl.episode import Phase, Verifier, harness_failure
+from termrl.protocols import Action, ActionKind, Ending, HarnessError, Judge, Outcome, Task
 from termrl.tasks.suites import find_task
 
 TASKS: dict[str, Task] = {}
@@ -82,7 +82,8 @@ class TerminalToolEnv:
     verification and detection.
     """
 
-    def __init__(self, config: EnvConfig | None = None, phase: Phase | None = None, verifier=None, judge=None):
+    def __init__(self, config: EnvConfig | None = None, phase: Phase | None = None,
+                 verifier: Verifier | None = None, judge: Judge | None = None):
         self.env = TerminalEnv(config or EnvConfig(), spec=None, phase=phase, verifier=verifier, judge=judge)
         self.task_id: str | None = None
         self.episode: int | None = None
@@ -357,7 +358,8 @@ class EnvironmentFactory:
     """The ``environment_factory`` given to TRL: makes ``TerminalToolEnv``s and can close them all."""
 
     def __init__(self, config: EnvConfig | None = None, phase: Phase | None = None,
-                 tasks: Mapping[str, Task] | None = None, verifier=None, judge=None):
+                 tasks: Mapping[str, Task] | None = None, verifier: Verifier | None = None,
+                 judge: Judge | None = None):
         self.config, self.phase, self.verifier, self.judge = config, phase, verifier, judge
         if tasks:
             register_tasks(tasks.values())

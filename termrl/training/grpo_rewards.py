@@ -30,8 +30,8 @@ from termrl.distributed import SINGLE, World, current
 from termrl.episode import Phase, group_keys, score_batch, zero_variance
 from termrl.protocols import Outcome, Reward
 from termrl.reward.exports.trl import component_contribution, training_progress
-from termrl.reward.spec import RewardSpec, load_spec
-from termrl.train.grpo_env import TerminalToolEnv, episode_outcome
+from termrl.reward.spec import RewardSpec, as_spec
+from termrl.training.grpo_env import TerminalToolEnv, episode_outcome
 
 
 @dataclass
@@ -92,19 +92,19 @@ class ScoredBatch:
 class EpisodeScorer:
     """Finishes and scores each generation batch once, keyed on its episodes' ids.
 
-    ``spec``: a ``RewardSpec`` or preset name. ``num_generations``: the group size (None:
+    ``spec``: the ``RewardSpec``. ``num_generations``: the group size (None:
     group by task). ``workers``: episodes finished at once, in threads. ``phase``: reward
     time (finishing and scoring, less the verification and detection nested in it) goes to its
     ``reward`` phase. ``callbacks``: ``(ScoredBatch) -> None``, called once
     per batch, in order, after the scorer's own ``BatchLog``.
     """
 
-    def __init__(self, spec: RewardSpec | str, num_generations: int | None = None, workers: int = 1,
+    def __init__(self, spec: RewardSpec, num_generations: int | None = None, workers: int = 1,
                  phase: Phase | None = None, callbacks: Sequence[Callable[[ScoredBatch], None]] = (),
                  cache_size: int = 4):
         if workers < 1:
             raise ValueError(f"workers must be 1 or more, got {workers}")
-        self.spec = load_spec(spec) if isinstance(spec, str) else spec
+        self.spec = spec
         self.num_generations, self.workers, self.phase = num_generations, workers, phase
         self.log = BatchLog()
         """The first callback: logs each batch and counts its zero-variance groups."""
@@ -219,10 +219,11 @@ def grpo_reward_funcs(spec: RewardSpec | str, num_generations: int | None = None
                       accountant=None,
                       on_batch: Callable[[ScoredBatch], None] | None = None) -> list[ComponentView]:
     """One TRL reward function per component of ``spec``: views of one new ``EpisodeScorer``
-    (``funcs[0].scorer``; its ``stats`` are the zero-variance counts). ``accountant``: reward
+    (``funcs[0].scorer``; its ``stats`` are the zero-variance counts). ``spec``: a ``RewardSpec``, or a
+    preset name or TOML path. ``accountant``: reward
     time goes to its ``reward`` phase. ``on_batch``: called with each ``ScoredBatch``."""
     phase = accountant.phase if accountant is not None else None
-    return EpisodeScorer(spec, num_generations, workers, phase, [on_batch] if on_batch else []).views()
+    return EpisodeScorer(as_spec(spec), num_generations, workers, phase, [on_batch] if on_batch else []).views()
 
 
 __all__ = ["BatchLog", "ComponentView", "EpisodeScorer", "ScoredBatch", "ZeroVarianceStats",

@@ -20,8 +20,8 @@
    one command: a reward function over TRL's plain completions needs no live sandbox per
    completion during generation, and identical completions of a task are verified once.
    Each completion's episode starts as soon as the model has finished it, while the rest of
-   the batch still generates (``termrl.train.ahead``). Multi-turn GRPO over ``TerminalEnv``
-   (TRL's ``environment_factory``) is ``termrl.train.grpo``; ``termrl train`` runs it.
+   the batch still generates (``termrl.training.ahead``). Multi-turn GRPO over ``TerminalEnv``
+   (TRL's ``environment_factory``) is ``termrl.training.grpo``; ``termrl train`` runs it.
 4. **Held-out evaluation** of the SFT model and of the RL model on the same held-out seeds,
    through ``run_rollouts`` (``TerminalEnv`` episodes, full ``verify``) and ``summarize``,
    sampled at the temperature GRPO trained with: pass@1 of one sample per seed.
@@ -44,12 +44,22 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from termrl.actions import render_tool_call
 from termrl.env import EnvConfig, TerminalEnv
-from termrl.episode import PoolVerifier, harness_failure, initial_messages, starts_empty, workspace_listing
-from termrl.eval.metrics import two_proportion_z
-from termrl.protocols import Action, ActionKind, Evidence, Finding, HarnessError, Outcome, Task
+from termrl.episode import PoolVerifier, harness_failure
+from termrl.eval.metrics import summarize, two_proportion_z
+from termrl.policies.hf import HFPolicy
+from termrl.policies.tiny import build_tiny_model, prompt_messages, quickstart_tokenizer, reference_reply
+from termrl.protocols import Evidence, Finding, HarnessError, Outcome
+from termrl.report import write_report
+from termrl.reward.exports.trl import trl_reward_funcs
+from termrl.reward.spec import load_spec
+from termrl.rollout.runner import RolloutConfig, run_rollouts
+from termrl.rollout.store import TrajectoryStore
 from termrl.sandbox.warm import warm_sandboxes_closed
+from termrl.tasks.families import get_family
+from termrl.training.ahead import rewards_ahead_trainer
+from termrl.training.config import trl_checkpointing
+from termrl.verify.pool import VerifierPool
 
 SYSTEM_PROMPT = ""
 """The quickstart's system prompt: none. A model trained from scratch learns the reply format
@@ -58,14 +68,6 @@ prompt dilutes the attention it must learn to aim at the values it copies (with 
 system prompt, the model had not learnt to copy after 600 SFT steps). Training and evaluation
 use the same one (``EnvConfig.system_prompt``)."""
 
-TOOL_CALL_PIECES = ('{"name": "bash", "arguments": {"command": "', '"}}')
-"""The constant text around a bash tool call's command: one token each in the quickstart's
-tokenizer, as ``<tool_call>`` is one token in Qwen's."""
-
-PRE_TOKENIZE = r" ?[^\s\p{L}\p{N}]+|\s|\p{N}"
-"""Pre-tokens: runs of punctuation (with the space before them), each other whitespace
-character, each digit; the letters between them are words. So a name is the same tokens
-wherever it stands, in the instruction or in the command: copying it is an exact copy."""
 
 
 @dataclass(frozen=True)
@@ -124,7 +126,7 @@ class QuickstartConfig:
     model generates, not while the reward waits."""
     rewards_ahead: bool = True
     """Start each completion's episode as soon as the model has finished it, while the rest of
-    the batch still generates (``termrl.train.ahead``); the rewards are the same either way."""
+    the batch still generates (``termrl.training.ahead``); the rewards are the same either way."""
     # -- evaluation
     heldout_episodes: int = 500
     """Held-out seeds evaluated (one episode each), for the SFT model and for the RL model."""
@@ -152,29 +154,9 @@ class QuickstartConfig:
 # --------------------------------------------------------------------------- data
 
 
-def prompt_messages(task: Task, system_prompt: str) -> list[dict]:
-    """The conversation ``TerminalEnv.reset`` opens for ``task`` (``termrl.episode.initial_messages``),
-    built without a sandbox: the quickstart's tasks have an empty workspace, so the listing is known."""
-    if not starts_empty(task):
-        raise ValueError(f"task {task.id}: the quickstart's prompts need an empty workspace; use a "
-                         f"single-command family such as one-command")
-    return initial_messages(task, system_prompt, workspace_listing(task.workdir, []))
-
-
-def reference_reply(task: Task) -> str:
-    """The task's reference solution as one bash tool call (its script minus shebang and ``set -e``)."""
-    lines = [line for line in (task.solution or "").splitlines()
-             if line.strip() and not line.startswith("#!") and line.strip() != "set -e"]
-    if not lines:
-        raise ValueError(f"task {task.id} has no reference solution to imitate")
-    return render_tool_call(Action(ActionKind.COMMAND, command="\n".join(lines)))
-
-
 def check_family(config: QuickstartConfig) -> None:
     """Raise ValueError unless ``config.family`` exists and its tasks are what the quickstart
     can train on: an empty workspace and a reference solution to imitate."""
-    from termrl.tasks.families import get_family
-
     try:
         family = get_family(config.family)
     except KeyError as e:
@@ -185,30 +167,13 @@ def check_family(config: QuickstartConfig) -> None:
         reference_reply(task)
 
 
-def quickstart_tokenizer(config: QuickstartConfig):
-    """The quickstart's tokenizer: byte-level BPE trained on the family's own text only
-    (instructions, reference commands, the chat roles); ``PRE_TOKENIZE`` keeps merges from
-    crossing a space, digit or letter/punctuation boundary, and ``TOOL_CALL_PIECES`` are single tokens."""
-    from termrl.policies.tiny import build_tokenizer
-    from termrl.tasks.families import get_family
-
-    family = get_family(config.family)
-    texts = ["system user assistant tool"]
-    for seed in range(config.tokenizer_seeds):
-        task = family.generate(family.train_seeds.start + seed)
-        texts += [m["content"] for m in prompt_messages(task, config.system_prompt)] + [reference_reply(task)]
-    return build_tokenizer(texts, config.vocab_size, base_corpus=False, pre_tokenize=PRE_TOKENIZE,
-                           extra_tokens=TOOL_CALL_PIECES)
-
-
 def build_model(dest: Path, config: QuickstartConfig) -> tuple[Any, int]:
     """Tokenizer and random Qwen2 model of ``config``, saved to ``dest``; returns the
     tokenizer (``quickstart_tokenizer``) and the model's parameter count."""
-    from transformers import AutoModelForCausalLM
+    from transformers import AutoModelForCausalLM  # heavy: transformers
 
-    from termrl.policies.tiny import build_tiny_model
-
-    tokenizer = quickstart_tokenizer(config)
+    tokenizer = quickstart_tokenizer(config.family, config.tokenizer_seeds, config.vocab_size,
+                                     config.system_prompt)
     build_tiny_model(dest, hidden_size=config.hidden_size, layers=config.layers, heads=config.heads,
                      seed=config.seed, max_positions=512, tokenizer=tokenizer)
     parameters = sum(p.numel() for p in AutoModelForCausalLM.from_pretrained(dest).parameters())
@@ -231,8 +196,6 @@ class SingleActionEvaluator:
 
     def __init__(self, family: str, pool, backend: str = "bwrap", command_timeout_s: float = 10.0,
                  cache_size: int = 4096, observation_chars: int = 4000, phase=None, warm_sandboxes: int = 0):
-        from termrl.tasks.families import get_family
-
         self.family, self.pool, self.phase = get_family(family), pool, phase
         """``phase``: an ``Accountant.phase`` the episodes' environment, verification and detection time go to."""
         self.config = EnvConfig(max_steps=1, backend=backend, command_timeout_s=command_timeout_s,
@@ -283,7 +246,7 @@ class SingleActionEvaluator:
 
 def _progress(name: str, say: Callable[[str], None], keys: Sequence[str]):
     """A ``TrainerCallback`` (defined here: transformers loads only when training runs)."""
-    from transformers import TrainerCallback
+    from transformers import TrainerCallback  # heavy: transformers
 
     class Progress(TrainerCallback):
         """Reports ``keys`` of the trainer's logs to ``say`` about ten times a run (means since the last report)."""
@@ -311,11 +274,9 @@ LOG_HISTORY = "log_history.json"
 def train_sft(init_dir: Path, out_dir: Path, config: QuickstartConfig, seeds: Sequence[int],
               say: Callable[[str], None] = print) -> dict:
     """SFT from ``init_dir`` on the reference replies of ``seeds``; saves to ``out_dir``."""
-    from datasets import Dataset
-    from transformers import AutoModelForCausalLM, AutoTokenizer, PrinterCallback
-    from trl import SFTConfig, SFTTrainer
-
-    from termrl.tasks.families import get_family
+    from datasets import Dataset  # heavy: datasets
+    from transformers import AutoModelForCausalLM, AutoTokenizer, PrinterCallback  # heavy: transformers
+    from trl import SFTConfig, SFTTrainer  # heavy: trl
 
     family = get_family(config.family)
     rows = []
@@ -327,7 +288,8 @@ def train_sft(init_dir: Path, out_dir: Path, config: QuickstartConfig, seeds: Se
                      max_steps=config.sft_steps, per_device_train_batch_size=config.sft_batch_size,
                      learning_rate=config.sft_learning_rate, lr_scheduler_type="constant", adam_beta2=0.95,
                      weight_decay=0.0, completion_only_loss=True, max_length=512, logging_steps=10,
-                     save_strategy="no", seed=config.seed, disable_tqdm=True, dataloader_num_workers=0)
+                     save_strategy="no", seed=config.seed, disable_tqdm=True, dataloader_num_workers=0,
+                     **trl_checkpointing(SFTConfig))
     tokenizer = AutoTokenizer.from_pretrained(init_dir)
     model = AutoModelForCausalLM.from_pretrained(init_dir)
     trainer = SFTTrainer(model=model, args=args, train_dataset=Dataset.from_list(rows), processing_class=tokenizer,
@@ -344,15 +306,13 @@ def train_sft(init_dir: Path, out_dir: Path, config: QuickstartConfig, seeds: Se
 
 def grpo_rows(config: QuickstartConfig, seeds: Sequence[int]) -> list[dict]:
     """GRPO's dataset: the prompt of each seed's task, and the seed (the evaluator regenerates the task)."""
-    from termrl.tasks.families import get_family
-
     family = get_family(config.family)
     return [{"prompt": prompt_messages(family.generate(s), config.system_prompt), "seed": s} for s in seeds]
 
 
 def grpo_args(config: QuickstartConfig, out_dir: Path):
     """The quickstart's ``GRPOConfig`` (CPU, no checkpoints, a log line per step)."""
-    from trl import GRPOConfig
+    from trl import GRPOConfig  # heavy: trl
 
     return GRPOConfig(output_dir=str(out_dir / "trainer"), use_cpu=True, bf16=False, report_to="none",
                       max_steps=config.grpo_steps, per_device_train_batch_size=config.prompts_per_step
@@ -361,20 +321,15 @@ def grpo_args(config: QuickstartConfig, out_dir: Path):
                       temperature=config.temperature, learning_rate=config.grpo_learning_rate,
                       lr_scheduler_type="constant", adam_beta2=0.95, weight_decay=0.0, beta=config.grpo_beta,
                       logging_steps=1, save_strategy="no", seed=config.seed, disable_tqdm=True,
-                      dataloader_num_workers=0)
+                      dataloader_num_workers=0, **trl_checkpointing(GRPOConfig))
 
 
 def train_grpo(sft_dir: Path, out_dir: Path, config: QuickstartConfig, seeds: Sequence[int],
                say: Callable[[str], None] = print) -> dict:
     """GRPO from ``sft_dir`` on ``seeds`` with the spec's reward from sandboxed execution."""
-    from datasets import Dataset
-    from transformers import AutoModelForCausalLM, AutoTokenizer, PrinterCallback
-    from trl import GRPOTrainer
-
-    from termrl.reward.exports.trl import trl_reward_funcs
-    from termrl.reward.spec import load_spec
-    from termrl.train.ahead import rewards_ahead_trainer
-    from termrl.verify.pool import VerifierPool
+    from datasets import Dataset  # heavy: datasets
+    from transformers import AutoModelForCausalLM, AutoTokenizer, PrinterCallback  # heavy: transformers
+    from trl import GRPOTrainer  # heavy: trl
 
     rows = grpo_rows(config, seeds)
     batch = config.prompts_per_step * config.num_generations
@@ -401,20 +356,40 @@ def train_grpo(sft_dir: Path, out_dir: Path, config: QuickstartConfig, seeds: Se
             "reward_first_tenth": _mean(rewards[:tenth]), "reward_last_tenth": _mean(rewards[-tenth:])}
 
 
-def evaluate_heldout(model_dir: Path, config: QuickstartConfig, seeds: Sequence[int], store_dir: Path) -> dict:
-    """pass@1 on ``seeds`` (one sampled episode each) through the rollout runner and ``summarize``."""
-    from termrl.eval.metrics import summarize
-    from termrl.policies.hf import HFPolicy
-    from termrl.rollout.runner import RolloutConfig, run_rollouts
-    from termrl.rollout.store import TrajectoryStore
-    from termrl.tasks.families import get_family
+def heldout_progress(name: str, total: int, say: Callable[[str], None],
+                     every_s: float = 10.0) -> Callable[[Any], None]:
+    """An ``on_episode`` for ``run_rollouts`` that tells ``say`` the episodes done and their pass
+    rate at most every ``every_s`` seconds (the first after ``every_s``).
 
+    >>> said = []
+    >>> tally = heldout_progress("held-out after SFT", 4, said.append, every_s=0)
+    >>> for passed in (True, False): tally(type("T", (), {"passed": passed})())
+    >>> said
+    ['held-out after SFT: 1/4 seeds, pass 1.00', 'held-out after SFT: 2/4 seeds, pass 0.50']
+    """
+    done, passed, last = [0], [0], [time.perf_counter()]
+
+    def on_episode(trajectory) -> None:
+        done[0] += 1
+        passed[0] += bool(trajectory.passed)
+        now = time.perf_counter()
+        if now - last[0] >= every_s:
+            last[0] = now
+            say(f"{name}: {done[0]}/{total} seeds, pass {passed[0] / done[0]:.2f}")
+
+    return on_episode
+
+
+def evaluate_heldout(model_dir: Path, config: QuickstartConfig, seeds: Sequence[int], store_dir: Path,
+                     on_episode: Callable[[Any], None] | None = None) -> dict:
+    """pass@1 on ``seeds`` (one sampled episode each) through the rollout runner and ``summarize``;
+    ``on_episode`` sees each finished episode (``heldout_progress``)."""
     family = get_family(config.family)
     policy = HFPolicy(model_dir, temperature=config.temperature, max_new_tokens=config.max_completion_tokens,
                       seed=config.seed, max_batch=config.eval_workers)
     rollout = RolloutConfig(samples=1, workers=config.eval_workers, spec=config.spec,
                             env=EnvConfig(system_prompt=config.system_prompt, static=False, command_timeout_s=10.0))
-    trajectories = run_rollouts([family.generate(s) for s in seeds], policy, rollout)
+    trajectories = run_rollouts([family.generate(s) for s in seeds], policy, rollout, on_episode=on_episode)
     summary = summarize(trajectories)
     store_dir.mkdir(parents=True, exist_ok=True)
     for old in store_dir.glob("part-*.parquet"):  # a rerun in the same folder replaces its episodes
@@ -434,9 +409,7 @@ def run_quickstart(out_dir: Path, config: QuickstartConfig | None = None,
                    progress: Callable[[str], None] | None = None) -> dict:
     """Build, SFT, GRPO, evaluate both on held-out seeds; write ``quickstart.json`` in
     ``out_dir`` and return it. ``progress`` receives one-line messages as the run goes."""
-    import torch
-
-    from termrl.tasks.families import get_family
+    import torch  # heavy: torch
 
     config = config or QuickstartConfig()
     check_family(config)
@@ -468,13 +441,15 @@ def run_quickstart(out_dir: Path, config: QuickstartConfig | None = None,
                                  f"{config.sft_examples} reference solutions",
                         lambda: train_sft(out_dir / "init", out_dir / "sft", config, sft_seeds, say))
             sft_eval = phase("sft_eval_s", f"evaluating the SFT model on {len(heldout)} held-out seeds",
-                             lambda: evaluate_heldout(out_dir / "sft", config, heldout, out_dir / "eval_sft"))
+                             lambda: evaluate_heldout(out_dir / "sft", config, heldout, out_dir / "eval_sft",
+                                                      heldout_progress("held-out after SFT", len(heldout), say)))
             say(f"SFT held-out pass@1: {sft_eval['pass@1']:.3f}")
             grpo = phase("grpo_s", f"GRPO: {config.grpo_steps} steps x {config.prompts_per_step} tasks x "
                                    f"{config.num_generations} samples",
                          lambda: train_grpo(out_dir / "sft", out_dir / "rl", config, grpo_seeds, say))
             rl_eval = phase("rl_eval_s", f"evaluating the RL model on {len(heldout)} held-out seeds",
-                            lambda: evaluate_heldout(out_dir / "rl", config, heldout, out_dir / "eval_rl"))
+                            lambda: evaluate_heldout(out_dir / "rl", config, heldout, out_dir / "eval_rl",
+                                                     heldout_progress("held-out after RL", len(heldout), say)))
     finally:
         torch.set_num_threads(threads)
     timings["total_s"] = round(time.perf_counter() - started, 1)
@@ -495,6 +470,7 @@ def run_quickstart(out_dir: Path, config: QuickstartConfig | None = None,
                        f"p_value: two-proportion z-test of RL against SFT"),
         "heldout_errors": {"sft": sft_eval["errors"], "rl": rl_eval["errors"]},
         "heldout_mean_reward": {"sft": sft_eval["mean_reward"], "rl": rl_eval["mean_reward"]},
+        "reward_scale": load_spec(config.spec).scale(),
         "model": {"parameters": parameters, "hidden_size": config.hidden_size,
                   "layers": config.layers, "heads": config.heads, "vocab": len(tokenizer)},
         "sft": sft,
@@ -504,9 +480,10 @@ def run_quickstart(out_dir: Path, config: QuickstartConfig | None = None,
         "out_dir": str(out_dir),
     }
     (out_dir / "quickstart.json").write_text(json.dumps(report, indent=1))
-    from termrl.report import write_report
 
     say(f"report: {write_report([out_dir], out_dir / 'report.html')}")
+    say(f"held-out mean reward: SFT {_num(sft_eval['mean_reward'])} -> RL {_num(rl_eval['mean_reward'])} "
+        f"({report['reward_scale']})")
     say(f"held-out pass@1: SFT {sft_rate:.3f} -> RL {rl_rate:.3f} over {len(heldout)} episodes each "
         f"(z={z:.2f}, p={p_value:.2g}), {timings['total_s']:.0f} s in all")
     return report
@@ -515,8 +492,8 @@ def run_quickstart(out_dir: Path, config: QuickstartConfig | None = None,
 @contextmanager
 def _quiet():
     """No progress bars (datasets, transformers) and no FutureWarnings from the libraries' configs."""
-    import datasets
-    import transformers
+    import datasets  # heavy: datasets
+    import transformers  # heavy: transformers
 
     bars = datasets.is_progress_bar_enabled()
     verbosity = transformers.logging.get_verbosity()
@@ -538,6 +515,9 @@ def _mean(xs: Sequence[float]) -> float | None:
     return sum(xs) / len(xs) if xs else None
 
 
+def _num(x: float | None) -> str:
+    return "-" if x is None else f"{x:.3f}"
+
+
 __all__ = ["QuickstartConfig", "SingleActionEvaluator", "build_model", "check_family", "evaluate_heldout",
-           "prompt_messages", "reference_reply", "run_quickstart", "train_grpo", "train_sft",
-           "two_proportion_z"]
+           "heldout_progress", "run_quickstart", "train_grpo", "train_sft"]

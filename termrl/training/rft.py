@@ -6,7 +6,7 @@ high severity (one that passed only because its steps ran out while the workspac
 cut to its shortest passing prefix and a submit: ``trim``), (3) fine-tune on the kept episodes
 with plain supervised learning (TRL's ``SFTTrainer``), loss on the model's own replies only,
 (4) measure pass@1 on held-out tasks. It is behaviour cloning of the model's own filtered successes (STaR, ReST-EM, RAFT), not a
-policy gradient: failed episodes teach nothing (``termrl.train.dpo`` learns from them) and the
+policy gradient: failed episodes teach nothing (``termrl.training.dpo`` learns from them) and the
 reward matters only through the threshold.
 
 - Each round starts from the previous round's weights; ``from_base=True`` starts every round
@@ -46,6 +46,7 @@ from __future__ import annotations
 import dataclasses
 import gc
 import hashlib
+import importlib.metadata
 import json
 import sys
 from collections import Counter
@@ -56,14 +57,15 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from termrl.distributed import current, parameters_digest, processes
-from termrl.eval.metrics import harness_failure, summarize
+from termrl.eval.metrics import is_harness_failure, summarize
+from termrl.policies.hf import HALF_FLAGS, HFPolicy, cpu_flags
 from termrl.policies.scripted import SUBMIT
 from termrl.protocols import Ending, Policy, Reply, Task, Trajectory
+from termrl.reward.spec import RewardSpec
 from termrl.rollout.accounting import Accountant
-from termrl.reward.spec import load_spec
 from termrl.rollout.runner import RolloutConfig, play_stored, run_episode
 from termrl.rollout.store import TrajectoryStore
-from termrl.train.trajdata import check_template, hacked, sft_rows, training_template
+from termrl.training.trajdata import check_template, hacked, sft_rows, training_template
 
 ROUNDS_VERSION = 1
 KEPT = "kept"
@@ -111,7 +113,7 @@ def verdict(traj: Trajectory, threshold: float, drop_format_errors: bool = False
     """Why an episode is or is not imitated: "kept", or the first reason against it among
     harness_failure, unscored (reward None), hacked (a high-severity finding), format_error,
     below_threshold."""
-    if harness_failure(traj):
+    if is_harness_failure(traj):
         return "harness_failure"
     if traj.reward is None:
         return "unscored"
@@ -149,7 +151,6 @@ def trim(kept: Sequence[Trajectory], tasks: Sequence[Task], rollout: RolloutConf
     by_id = {t.id: t for t in tasks}
     env = dataclasses.replace(rollout.env, max_steps=max(len(t.steps) for t in kept) + 1)
     config = dataclasses.replace(rollout, env=env)
-    spec = load_spec(config.spec) if isinstance(config.spec, str) else config.spec
     out: dict[str, Trajectory] = {}
     pending: list[Trajectory] = []
     for t in kept:
@@ -164,7 +165,7 @@ def trim(kept: Sequence[Trajectory], tasks: Sequence[Task], rollout: RolloutConf
     def replay(traj: Trajectory, k: int) -> Trajectory:
         replies = [s.reply for s in traj.steps[:k]] + [SUBMIT]
         return run_episode(by_id[traj.task_id], traj.sample, f"{traj.policy}+trim", lambda turn: Reply(replies[turn.step]),
-                           config, spec, accountant)
+                           config, config.spec, accountant)
 
     k = 1
     while pending:
@@ -191,9 +192,9 @@ def sft_trainer(model_dir: str | Path, trajectories: Sequence[Trajectory], args,
     ``args``: an ``SFTConfig`` with ``assistant_only_loss=True``; its ``output_dir`` is replaced
     by ``output_dir`` (checkpoints of different rounds must not mix). ``peft_config``: train a
     LoRA adapter (peft) instead of every weight."""
-    from datasets import Dataset
-    from transformers import AutoTokenizer
-    from trl import SFTTrainer
+    from datasets import Dataset  # heavy: datasets
+    from transformers import AutoTokenizer  # heavy: transformers
+    from trl import SFTTrainer  # heavy: trl
 
     if not args.assistant_only_loss:
         raise ValueError("rejection-sampling fine-tuning trains on the model's own replies only: "
@@ -222,7 +223,7 @@ class StepDigests:
     library versions), minutes into a training that may take an hour, not at its end."""
 
     def __init__(self, expected: Sequence[str] | None = None, label: str = "this training"):
-        from transformers import TrainerCallback
+        from transformers import TrainerCallback  # heavy: transformers
 
         self.digests: list[str] = []
         self.expected = list(expected or [])
@@ -272,8 +273,8 @@ def weight_files_digest(model_dir: str | Path) -> str:
 def exact_merge_refusal(model) -> str | None:
     """Why ``merge_exactly`` cannot merge ``model``'s active adapter (a layer that is not plain LoRA on
     a floating-point linear layer), or None when it can."""
-    import torch
-    from peft.tuners.lora import LoraLayer
+    import torch  # heavy: torch
+    from peft.tuners.lora import LoraLayer  # heavy: peft
 
     name = model.active_adapter if isinstance(model.active_adapter, str) else model.active_adapter[0]
     for path, module in model.named_modules():
@@ -299,8 +300,8 @@ def merge_exactly(model):
     rounded once to its dtype. Every step is an IEEE elementwise operation, so the result is the same
     on every CPU and GPU. An adapter ``exact_merge_refusal`` refuses raises ValueError before any
     weight is touched."""
-    import torch
-    from peft.tuners.lora import LoraLayer
+    import torch  # heavy: torch
+    from peft.tuners.lora import LoraLayer  # heavy: peft
 
     refusal = exact_merge_refusal(model)
     if refusal:
@@ -326,9 +327,9 @@ def restore_merged(adapter_dir: str | Path, save_to: str | Path, base: str | Pat
     the model it was trained on (default: the directory ``ADAPTER_META`` names, which may be another
     machine's path). Returns ``parameters_digest`` of the weights, equal to the one ``fine_tune``
     returned when the base is the same."""
-    import torch
-    from peft import PeftModel
-    from transformers import AutoModelForCausalLM, AutoTokenizer
+    import torch  # heavy: torch
+    from peft import PeftModel  # heavy: peft
+    from transformers import AutoModelForCausalLM, AutoTokenizer  # heavy: transformers
 
     adapter_dir, save_to = Path(adapter_dir), Path(save_to)
     meta = json.loads((adapter_dir / ADAPTER_META).read_text())
@@ -404,11 +405,7 @@ def trained_with() -> dict:
     """What decides a training's numbers beyond its data and seed: the libraries' versions and the
     hardware (a CPU multiplies bfloat16 natively or emulates it, by other kernels), so that weights
     trained again elsewhere can be told apart and the difference explained."""
-    import importlib.metadata
-
-    import torch
-
-    from termrl.policies.hf import HALF_FLAGS, cpu_flags
+    import torch  # heavy: torch
 
     versions = {}
     for name in ("torch", "transformers", "trl", "peft", "accelerate"):
@@ -426,8 +423,6 @@ def hf_policy_factory(hf_config=None, eval_config=None) -> PolicyFactory:
     """The default policy factory: an ``HFPolicy`` over the directory with ``hf_config`` (an
     ``HFConfig``) for sampling and ``eval_config`` (default: the same) for evaluation."""
     def make(model_dir: Path, purpose: str) -> Policy:
-        from termrl.policies.hf import HFPolicy
-
         return HFPolicy(model_dir, (eval_config or hf_config) if purpose == "eval" else hf_config)
 
     return make
@@ -513,7 +508,7 @@ def rft_round(index: int, model_dir: str | Path, train_tasks: Sequence[Task], he
 
 def run_rft(model_dir: str | Path, train_tasks: Sequence[Task], heldout_tasks: Sequence[Task], sft_args, *,
             out_dir: str | Path, config: RFTConfig | None = None, rollout: RolloutConfig | None = None,
-            spec=None, accountant: Accountant | None = None, policy_factory: PolicyFactory | None = None,
+            spec: RewardSpec | str | None = None, accountant: Accountant | None = None, policy_factory: PolicyFactory | None = None,
             hf_config=None) -> list[dict]:
     """``config.rounds`` rounds of ``rft_round``; returns their records (also in ``out_dir/rounds.json``).
 

@@ -29,16 +29,42 @@ import contextlib
 import contextvars
 import dataclasses
 import json
+import os
 import re
 import shutil
 import sys
+import time
 from collections.abc import Iterator
+from dataclasses import asdict
 from pathlib import Path
 
 from termrl.distributed import current, join, processes
+from termrl.env import EnvConfig
+from termrl.episode import PoolVerifier
+from termrl.eval.metrics import paired, passed_fraction, summarize, two_proportion_z
+from termrl.policies.hf import HFConfig, HFPolicy, auto_dtype
+from termrl.policies.tiny import build_tiny_model
+from termrl.protocols import Trajectory
+from termrl.reward.judge import make_judge
 from termrl.rollout.accounting import Accountant
+from termrl.rollout.ray_backend import RayVerifierPool
+from termrl.rollout.runner import RolloutConfig, play_stored
 from termrl.rollout.store import TrajectoryStore, read
-from termrl.train.config import TrainConfig
+from termrl.sandbox.warm import warm_sandboxes_closed
+from termrl.tasks import envs
+from termrl.tasks.suites import resolve
+from termrl.training.config import TrainConfig, trl_checkpointing
+from termrl.training.grpo import train_grpo
+from termrl.training.grpo_rewards import ScoredBatch
+from termrl.training.rft import (
+    RFTConfig,
+    adapter_saved,
+    hf_policy_factory,
+    restore_merged,
+    rft_round,
+    trained_with,
+)
+from termrl.training.trajdata import dpo_pairs
 
 STEP_ID = re.compile(r"#grpo-step(\d+)#")
 
@@ -92,8 +118,6 @@ def cluster_verifier(cfg: TrainConfig) -> Iterator[dict]:
     if not cfg.ray.address:
         yield record
         return
-    from termrl.episode import PoolVerifier
-    from termrl.rollout.ray_backend import RayVerifierPool
 
     world = current()  # under a launcher each rank verifies on its share of the actors
     actors = max(1, cfg.ray.verifier_actors // world.size)
@@ -134,16 +158,11 @@ def _model_dir(cfg: TrainConfig, out: Path) -> Path:
         return Path(cfg.model.path).expanduser()
     init = out / "model-init"
     if not (init / "config.json").exists():
-        from termrl.policies.tiny import build_tiny_model
-
         build_tiny_model(init, hidden_size=cfg.model.tiny_hidden_size, layers=cfg.model.tiny_layers, seed=cfg.seed)
     return init
 
 
 def _tasks(suite: str):
-    from termrl.tasks import envs
-    from termrl.tasks.suites import resolve
-
     entries = envs.prepare(resolve(suite))
     bad = [e for e in entries if e.task is None]
     if bad:
@@ -159,8 +178,6 @@ def _tasks(suite: str):
 
 
 def _env(cfg: TrainConfig):
-    from termrl.env import EnvConfig
-
     e = cfg.env
     return EnvConfig(max_steps=e.max_steps, time_limit_s=e.time_limit_s, command_timeout_s=e.command_timeout_s,
                      observation_chars=e.observation_chars, backend=e.backend, action_format=e.action_format,
@@ -172,7 +189,7 @@ def _report_to(cfg: TrainConfig) -> list[str]:
 
 
 def _common_args(cfg: TrainConfig, out: Path) -> dict:
-    import torch
+    import torch  # heavy: torch
 
     return {"output_dir": str(out / "checkpoints"), "seed": cfg.seed, "report_to": _report_to(cfg),
             "logging_steps": 1, "save_steps": cfg.logging.save_steps, "save_total_limit": 2,
@@ -182,7 +199,7 @@ def _common_args(cfg: TrainConfig, out: Path) -> dict:
 def _peft(cfg: TrainConfig):
     if not cfg.lora.enabled:
         return None
-    from peft import LoraConfig
+    from peft import LoraConfig  # heavy: peft
 
     return LoraConfig(r=cfg.lora.r, lora_alpha=cfg.lora.alpha, lora_dropout=cfg.lora.dropout,
                       target_modules=cfg.lora.target_modules, task_type="CAUSAL_LM")
@@ -238,12 +255,6 @@ def _rollout_recorder(store: TrajectoryStore | None):
     """GRPO's ``on_batch``: every scored rollout of a batch, stored as one part. Under a launcher
     each rank builds its own rollouts' rows (numbered by their place in the whole batch) and rank 0,
     the only one with a ``store``, writes every rank's."""
-    import time
-    from dataclasses import asdict
-
-    from termrl.protocols import Trajectory
-    from termrl.train.grpo_rewards import ScoredBatch
-
     def record(batch: ScoredBatch) -> None:
         state = batch.trainer_state
         step = getattr(state, "global_step", 0) if state is not None else 0
@@ -261,7 +272,7 @@ def _rollout_recorder(store: TrajectoryStore | None):
                 prompt=[dict(m) for m in inner.messages[:2]], steps=list(inner.steps),
                 ending=outcome.ending.value, error=outcome.error,
                 passed=bool(outcome.evidence.passed), reward=reward.total,
-                components=reward.components, evidence=outcome.evidence.to_dict(),
+                components=reward.component_dicts(), evidence=outcome.evidence.to_dict(),
                 findings=[asdict(f) for f in outcome.findings], started=time.time()))
         everyone = batch.world.gather(rows)
         if store is not None:
@@ -271,17 +282,16 @@ def _rollout_recorder(store: TrajectoryStore | None):
 
 
 def run_grpo(cfg: TrainConfig, out: Path, model_dir: Path, accountant: Accountant, resume: bool) -> dict:
-    from transformers import AutoModelForCausalLM, AutoTokenizer
-    from trl import GRPOConfig
-
-    from termrl.train.grpo import train_grpo
+    from transformers import AutoModelForCausalLM, AutoTokenizer  # heavy: transformers
+    from trl import GRPOConfig  # heavy: trl
 
     g = cfg.grpo
     world = current()
     checkpoint = world.from_main(lambda: _last_checkpoint(out) if resume else None)
     dropped = world.from_main(lambda: _drop_rollouts_after(out / "rollouts",
                                                            int(checkpoint.name.split("-")[-1]) if checkpoint else 0))
-    args = GRPOConfig(**_common_args(cfg, out), max_steps=g.steps, learning_rate=g.learning_rate,
+    args = GRPOConfig(**_common_args(cfg, out), **trl_checkpointing(GRPOConfig),
+                      max_steps=g.steps, learning_rate=g.learning_rate,
                       num_generations=g.num_generations, per_device_train_batch_size=g.batch_size,
                       gradient_accumulation_steps=g.gradient_accumulation_steps,
                       max_completion_length=g.max_completion_length, temperature=g.temperature, beta=g.beta,
@@ -305,9 +315,7 @@ def run_grpo(cfg: TrainConfig, out: Path, model_dir: Path, accountant: Accountan
 def _dtype(cfg: TrainConfig, model_dir):
     """The configured dtype; ``auto`` as ``termrl.policies.hf.auto_dtype`` decides it for the
     device training runs on."""
-    import torch
-
-    from termrl.policies.hf import auto_dtype
+    import torch  # heavy: torch
 
     name = cfg.model.dtype
     if name == "auto":
@@ -334,16 +342,12 @@ def _judge(cfg: TrainConfig, out: Path):
         return None
     key = (cfg.judge.policy, cfg.judge.model, cfg.judge.max_tokens, str(out))
     if key not in _JUDGES:
-        from termrl.reward.judge import make_judge
-
         _JUDGES[key] = make_judge(cfg.judge.policy, model=cfg.judge.model or None, max_tokens=cfg.judge.max_tokens,
                                   cache_dir=out / "judge-cache")
     return _JUDGES[key]
 
 
 def _sampling(cfg: TrainConfig, samples: int, temperature: float):
-    from termrl.rollout.runner import RolloutConfig
-
     return RolloutConfig(samples=samples, workers=cfg.eval.workers, spec=cfg.spec, env=_env(cfg),
                          verifier=CLUSTER_VERIFIER.get(), judge=_judge(cfg, Path(cfg.output_dir))), \
         {"temperature": temperature, "max_new_tokens": cfg.eval.max_new_tokens, "seed": cfg.seed,
@@ -352,10 +356,7 @@ def _sampling(cfg: TrainConfig, samples: int, temperature: float):
 
 
 def run_rft(cfg: TrainConfig, out: Path, model_dir: Path, accountant: Accountant, resume: bool) -> dict:
-    from trl import SFTConfig
-
-    from termrl.policies.hf import HFConfig
-    from termrl.train.rft import RFTConfig, adapter_saved, hf_policy_factory, restore_merged, rft_round, trained_with
+    from trl import SFTConfig  # heavy: trl
 
     r = cfg.rft
     world = current()
@@ -369,7 +370,8 @@ def run_rft(cfg: TrainConfig, out: Path, model_dir: Path, accountant: Accountant
     factory = hf_policy_factory(HFConfig(**options), HFConfig(**{**options, "temperature": cfg.eval.temperature}))
     rcfg = RFTConfig(rounds=r.rounds, samples_per_task=r.samples_per_task, threshold=r.threshold,
                      eval_samples=cfg.eval.samples, trim=r.trim)
-    args = SFTConfig(**{**_common_args(cfg, out), "save_strategy": "no"}, num_train_epochs=r.epochs,
+    args = SFTConfig(**{**_common_args(cfg, out), "save_strategy": "no"}, **trl_checkpointing(SFTConfig),
+                     num_train_epochs=r.epochs,
                      learning_rate=r.learning_rate, per_device_train_batch_size=r.batch_size,
                      assistant_only_loss=True, max_length=r.max_length)
     heldout = _tasks(cfg.tasks.heldout) if cfg.tasks.heldout else []
@@ -502,13 +504,10 @@ def _read_json(path: Path) -> dict | None:
 
 
 def run_dpo(cfg: TrainConfig, out: Path, model_dir: Path, accountant: Accountant, resume: bool) -> dict:
-    from transformers import AutoModelForCausalLM, AutoTokenizer
-    from trl import DPOConfig
+    from transformers import AutoModelForCausalLM, AutoTokenizer  # heavy: transformers
+    from trl import DPOConfig  # heavy: trl
 
-    from termrl.policies.hf import HFConfig, HFPolicy
-    from termrl.rollout.runner import play_stored
-    from termrl.train.dpo import dpo_trainer
-    from termrl.train.trajdata import dpo_pairs
+    from termrl.training.dpo import dpo_trainer  # heavy: subclasses TRL's DPO collator, so imports trl and torch
 
     d = cfg.dpo
     rollout, options = _sampling(cfg, d.samples_per_task, d.temperature)
@@ -517,7 +516,8 @@ def run_dpo(cfg: TrainConfig, out: Path, model_dir: Path, accountant: Accountant
     pairs = dpo_pairs(samples, min_gap=d.min_gap)
     world = current()
     checkpoint = world.from_main(lambda: _last_checkpoint(out) if resume else None)
-    args = DPOConfig(**_common_args(cfg, out), max_steps=d.steps, learning_rate=d.learning_rate, beta=d.beta,
+    args = DPOConfig(**_common_args(cfg, out), **trl_checkpointing(DPOConfig),
+                     max_steps=d.steps, learning_rate=d.learning_rate, beta=d.beta,
                      per_device_train_batch_size=d.batch_size)
     tokenizer = AutoTokenizer.from_pretrained(model_dir)
     model = AutoModelForCausalLM.from_pretrained(model_dir, dtype=_dtype(cfg, model_dir))
@@ -535,10 +535,6 @@ def evaluate(cfg: TrainConfig, model: Path, suite: str, store_dir: Path, account
     stored in ``store_dir`` (a resumed run plays only the missing ones). Prints progress on stderr.
     Returns pass@1, episodes, errors, mean_reward, hack_rate, findings (kind -> count), splits,
     passed and pass_rate (passed / episodes the harness did not fail: what the test compares)."""
-    from termrl.eval.metrics import passed_fraction, summarize
-    from termrl.policies.hf import HFConfig, HFPolicy
-    from termrl.rollout.runner import play_stored
-
     rollout, options = _sampling(cfg, cfg.eval.samples, cfg.eval.temperature)
     trajectories = play_stored(_tasks(suite), HFPolicy(model, HFConfig(**options)), rollout, store_dir,
                                accountant=accountant, label=f"train: {label}", about=f"{suite}, {model}")
@@ -563,8 +559,6 @@ def before_after(before: dict | None, after: dict | None, name: str, pairs: dict
     """``{name}_pass_rate_before/after``, ``{name}_episodes`` and the two-proportion test of the
     change; with ``pairs`` (``metrics.paired`` of the two stores: the same episodes, before and
     after), also ``{name}_gained``, ``{name}_lost`` and ``{name}_mcnemar_p``, the paired test."""
-    from termrl.eval.metrics import two_proportion_z
-
     if not before or not after or before["pass_rate"] is None or after["pass_rate"] is None:
         return {}
     n_before, n_after = before["episodes"] - before["errors"], after["episodes"] - after["errors"]
@@ -581,10 +575,6 @@ RUNNERS = {"grpo": run_grpo, "rft": run_rft, "dpo": run_dpo}
 
 def run_training(cfg: TrainConfig, resume: bool = False) -> dict:
     """Train as ``cfg`` says, evaluate on the held-out tasks, and write results.json."""
-    import os
-
-    from termrl.eval.metrics import paired
-
     world = join()
     out = world.from_main(lambda: _prepare_dir(cfg, resume))
     os.environ["TENSORBOARD_LOGGING_DIR"] = str(out / "tensorboard")  # transformers' TensorBoard callback reads it
@@ -592,7 +582,6 @@ def run_training(cfg: TrainConfig, resume: bool = False) -> dict:
     sets = [(name, suite) for name, suite in (("heldout", cfg.tasks.heldout),
                                               ("transfer", cfg.tasks.transfer)) if suite]
     before, after, stores = {}, {}, {}
-    from termrl.sandbox.warm import warm_sandboxes_closed
 
     with accountant, cluster_verifier(cfg) as cluster, warm_sandboxes_closed():
         model_dir = world.from_main(lambda: _model_dir(cfg, out))

@@ -1,24 +1,10 @@
-"""Trajectories as chat conversations: the rows TRL's ``SFTTrainer`` and ``DPOTrainer`` read.
+"""Trajectories as training rows: what TRL's ``SFTTrainer`` and ``DPOTrainer`` read.
 
-An episode's chat is what the policy saw and what it said, in order::
-
-    Trajectory.prompt     system prompt, then the first observation (instruction + workspace listing)
-    for every step:
-      assistant           the policy's own reply (StepRecord.reply), format errors included
-      user                the observation that came back (StepRecord.observation)
-    -- except after the last step: the episode ended there and the policy never saw it.
-
-That is ``TerminalEnv.messages`` at the end of the episode plus the last reply: the very
-messages the policy was prompted with, so training renders them through the same chat
-template. Two approximations remain: a reply is re-tokenized from its text (the tokens a
-model sampled need not be the tokenizer's canonical ones), and a long episode whose
-``HFPolicy`` prompt lost its oldest messages is trained on the whole chat (truncated only by
-the trainer's ``max_length``).
-
-Trajectories stored before ``Trajectory.prompt`` existed have an empty prompt:
-``rebuild_prompts`` recomputes it by opening each task's sandbox once (the listing needs the
-workspace after setup); pass the result as ``prompts``. It must be the ``EnvConfig`` the
-episodes ran with (system prompt, listing size).
+Each row is an episode's chat (``termrl.rollout.chat.conversation``: what the policy saw and
+what it said, in order), rendered through the same chat template the policy was prompted with.
+Two approximations remain: a reply is re-tokenized from its text (the tokens a model sampled
+need not be the tokenizer's canonical ones), and a long episode whose ``HFPolicy`` prompt lost
+its oldest messages is trained on the whole chat (truncated only by the trainer's ``max_length``).
 
 ``dpo_pairs`` ranks episodes of the same prompt by their execution reward; a reward hack
 caught with high severity is always the rejected side.
@@ -30,9 +16,9 @@ import json
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
 
-from termrl.actions import observation_message
-from termrl.eval.metrics import harness_failure
-from termrl.protocols import Task, Trajectory
+from termrl.eval.metrics import is_harness_failure
+from termrl.protocols import Trajectory
+from termrl.rollout.chat import conversation
 
 HIGH = "high"
 """The finding severity that disqualifies an episode from ever being imitated or preferred."""
@@ -41,37 +27,6 @@ HIGH = "high"
 def hacked(traj: Trajectory) -> bool:
     """True when a hack detector flagged the episode with a high-severity finding."""
     return any(f.get("severity") == HIGH for f in traj.findings)
-
-
-def conversation(traj: Trajectory, first_messages: list[dict] | None = None, *,
-                 system_prompt: str | None = None) -> list[dict]:
-    """The episode's chat: ``first_messages`` (default ``traj.prompt``), then one assistant turn
-    per reply and one user turn per observation the policy saw. ``system_prompt`` replaces the
-    first system message (or is put first when there is none).
-
-    >>> from termrl.protocols import StepRecord
-    >>> t = Trajectory("t#0#0", "t", "p", prompt=[{"role": "system", "content": "S"},
-    ...                                          {"role": "user", "content": "do it"}],
-    ...                steps=[StepRecord(0, "ls", None, "exit code 0\\na"), StepRecord(1, "done", None, "")])
-    >>> [(m["role"], m["content"].split("\\n")[:3]) for m in conversation(t)][2:]
-    [('assistant', ['ls']), ('user', ['<tool_response>', 'exit code 0', 'a']), ('assistant', ['done'])]
-    """
-    first = traj.prompt if first_messages is None else first_messages
-    if not first:
-        raise ValueError(f"episode {traj.episode_id} has no prompt (stored before Trajectory.prompt existed?): "
-                         f"pass its first messages, e.g. prompts=rebuild_prompts(tasks, env_config)")
-    messages = [{"role": m["role"], "content": m["content"]} for m in first]
-    if system_prompt is not None:
-        if messages[0]["role"] == "system":
-            messages[0]["content"] = system_prompt
-        else:
-            messages.insert(0, {"role": "system", "content": system_prompt})
-    last = len(traj.steps) - 1
-    for i, step in enumerate(traj.steps):
-        messages.append({"role": "assistant", "content": step.reply})
-        if i < last:
-            messages.append(observation_message(step.observation))
-    return messages
 
 
 def _first(traj: Trajectory, prompts: Mapping[str, list[dict]] | None) -> list[dict] | None:
@@ -92,7 +47,7 @@ def training_template(tokenizer) -> str | None:
     """The chat template whose ``{% generation %}`` spans mark the assistant's tokens: None when
     the tokenizer's own has them, else TRL's training variant of it (``get_training_chat_template``,
     what ``SFTTrainer`` swaps in for ``assistant_only_loss``)."""
-    from trl.chat_template_utils import get_training_chat_template, has_generation_markers
+    from trl.chat_template_utils import get_training_chat_template, has_generation_markers  # heavy: trl
 
     if has_generation_markers(tokenizer.chat_template):
         return None
@@ -116,20 +71,6 @@ def check_template(tokenizer, rows: Iterable[dict], template: str | None) -> Non
             raise ValueError(f"row {i}: the training chat template renders this chat differently from the model's "
                              "own template, so training would not see what the policy saw; give the tokenizer a "
                              "template with {% generation %} markers that renders identically")
-
-
-def rebuild_prompts(tasks: Iterable[Task], env_config=None) -> dict[str, list[dict]]:
-    """Task id -> the first messages an episode of it starts with, opening each task's sandbox
-    once (``TerminalEnv.reset``, then close). ``env_config``: the episodes' ``EnvConfig``."""
-    from termrl.env import EnvConfig, TerminalEnv
-
-    prompts: dict[str, list[dict]] = {}
-    for task in tasks:
-        if task.id not in prompts:
-            with TerminalEnv(env_config or EnvConfig()) as env:
-                env.reset(task)
-                prompts[task.id] = [dict(m) for m in env.messages]
-    return prompts
 
 
 def dpo_pairs(trajectories: Iterable[Trajectory], *, prompts: Mapping[str, list[dict]] | None = None,
@@ -157,7 +98,7 @@ def dpo_pairs(trajectories: Iterable[Trajectory], *, prompts: Mapping[str, list[
         raise ValueError(f"min_gap must be >= 0, got {min_gap}")
     groups: dict[tuple[str, str], dict[str, tuple[Trajectory, list[dict]]]] = defaultdict(dict)
     for t in trajectories:
-        if harness_failure(t) or t.reward is None or not t.steps:
+        if is_harness_failure(t) or t.reward is None or not t.steps:
             continue
         chat = conversation(t, _first(t, prompts), system_prompt=system_prompt)
         first = chat[: len(chat) - (2 * len(t.steps) - 1)]  # a chat is its first messages + 2 * steps - 1

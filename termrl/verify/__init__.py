@@ -15,8 +15,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from termrl.protocols import Evidence, HarnessError, Sandbox, StageResult, Task, TestsData
-from termrl.verify import stages, workspace
+from termrl.protocols import Evidence, HarnessError, Sandbox, StageResult, StageStatus, Task, TestsData
+from termrl.sandbox import workspace
+from termrl.tasks.formats.common import read_tree
+from termrl.tasks.runtime import open_sandbox
+from termrl.verify import stages
 
 DEFAULT_PER_TEST_TIMEOUT = 30.0
 
@@ -56,36 +59,34 @@ def verify(task: Task, box: Sandbox, before: dict[str, bytes] | None = None,
         tests = stages.timed("tests", run)
     except HarnessError as e:
         return unverified(task.id, e)
-    evidence = assemble(task, before, after, build, tests, found, trace, static)
-    evidence.reference_lines = reference_lines
-    return evidence
+    return assemble(task, before, after, build, tests, found, trace, static, reference_lines)
 
 
 def assemble(task: Task, before: dict[str, bytes] | None, after: dict[str, bytes], build: StageResult,
-             tests: StageResult, test_cases: list, trace: list[dict] | None, static: bool) -> Evidence:
+             tests: StageResult, test_cases: list, trace: list[dict] | None, static: bool,
+             reference_lines: int | None = None) -> Evidence:
     """Evidence from the build and tests stages, adding the diff, static analysis and trace."""
     if before is None:
         before = {p: f.data for p, f in task.workspace.items()}
-    evidence = Evidence(task_id=task.id, tests=test_cases)
     changed = workspace.changed(before, after)
-    evidence.changed_files = changed + [f"-{p}" for p in workspace.deleted(before, after)]
-    evidence.lines_added, evidence.lines_removed = workspace.line_counts(before, after)
-    evidence.stages["build"], evidence.stages["tests"] = build, tests
+    added, removed = workspace.line_counts(before, after)
+    found = {"build": build, "tests": tests}
     if static:
         quality, safety = stages.static_analysis(after, changed)
-        quality.data.update(lines_added=evidence.lines_added, lines_removed=evidence.lines_removed)
-        evidence.stages["quality"], evidence.stages["safety"] = quality, safety
+        quality.data.update(lines_added=added, lines_removed=removed)
+        found.update(quality=quality, safety=safety)
     if trace is not None:
-        evidence.stages["trace"] = stages.trace(trace)
-    failed = [s for s in evidence.stages.values() if s.status == "error"]
-    if failed:
-        evidence.verified = False
-        evidence.verify_error = f"stage {failed[0].name} could not run: {failed[0].message}"
-    data = TestsData.of(evidence)
-    evidence.reward_file = data.reward_file if data is not None else None
-    evidence.error_classes = list(dict.fromkeys(c for s in (build, tests) for c in s.error_classes))
-    evidence.passed = evidence.verified and tests.status == "ok"
-    return evidence
+        found["trace"] = stages.trace(trace)
+    failed = [s for s in found.values() if s.status is StageStatus.ERROR]
+    verified = not failed
+    return Evidence(
+        task_id=task.id, verified=verified,
+        verify_error=f"stage {failed[0].name} could not run: {failed[0].message}" if failed else None,
+        passed=verified and tests.status is StageStatus.OK, stages=found, tests=test_cases,
+        error_classes=list(dict.fromkeys(c for s in (build, tests) for c in s.error_classes)),
+        changed_files=changed + [f"-{p}" for p in workspace.deleted(before, after)],
+        lines_added=added, lines_removed=removed, reference_lines=reference_lines,
+        reward_file=TestsData.from_dict(tests.data).reward_file)
 
 
 def unverified(task_id: str, error: BaseException, during: str = "") -> Evidence:
@@ -102,9 +103,6 @@ def unverified(task_id: str, error: BaseException, during: str = "") -> Evidence
 def verify_directory(task: Task, directory: Path, backend: str = "bwrap", static: bool = True) -> Evidence:
     """Verify a finished workspace kept on the host: ``directory`` holds the task's working
     directory as the agent left it (files it lacks count as deleted)."""
-    from termrl.tasks.formats.common import read_tree
-    from termrl.tasks.runtime import open_sandbox
-
     try:
         box = open_sandbox(task, backend)
     except HarnessError as e:

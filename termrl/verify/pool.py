@@ -43,9 +43,10 @@ from termrl.protocols import (
     TaskFile,
     TestKind,
 )
+from termrl.sandbox import workspace
 from termrl.sandbox.bwrap import BwrapSandbox, _alive, _check_inside, _children, launch
 from termrl.tasks.runtime import open_sandbox
-from termrl.verify import assemble, per_test_default, stages, unverified, verify, workspace
+from termrl.verify import assemble, per_test_default, stages, unverified, verify
 
 SERVER = Path(__file__).with_name("harness") / "forkserver.py"
 TESTS_DIR = "/tests"

@@ -1,4 +1,4 @@
-"""The verifier's stages. Each returns a ``StageResult``; ``status="error"`` means the
+"""The verifier's stages. Each returns a ``StageResult``; ``StageStatus.ERROR`` means the
 stage could not run for a reason that is not the agent's (the evidence is then
 failed-to-verify).
 
@@ -20,6 +20,7 @@ import hashlib
 import hmac
 import json
 import os
+import py_compile
 import re
 import secrets
 import shutil
@@ -38,6 +39,7 @@ from termrl.protocols import (
     Files,
     Sandbox,
     StageResult,
+    StageStatus,
     StopReason,
     Task,
     TaskFile,
@@ -94,17 +96,17 @@ def build(task: Task, box: Sandbox, after: dict[str, bytes], timeout: float | No
         tool, command = _c_build_command(after)
         res = box.run(["/bin/bash", "-c", command], timeout=timeout or task.limits.verifier_timeout_sec)
         if res.stop is StopReason.SANDBOX_ERROR:
-            return StageResult("build", "error", message=res.stderr[-500:])
+            return StageResult("build", StageStatus.ERROR, message=res.stderr[-500:])
         c = [BuildError.from_dict(r) for r in taxonomy.classify_compiler(res.stdout + res.stderr)]
         if res.exit_code != 0 and not c:
             c = [BuildError("", 0, "compile.other", (res.stdout + res.stderr).strip()[-300:])]
         data = replace(data, c=tuple(c), c_tool=tool, c_exit=res.exit_code)
     records = [*data.python, *data.c]
     if not any(p.endswith(".py") for p in after) and data.c_tool is None:
-        return StageResult("build", "skipped", data=data.to_dict())
+        return StageResult("build", StageStatus.SKIPPED, data=data.to_dict())
     classes = list(dict.fromkeys(r.error_class for r in records))
-    return StageResult("build", "failed" if records else "ok", data=data.to_dict(), error_classes=classes,
-                       message="; ".join(f"{r.file}:{r.line}: {r.message}" for r in records[:5]))
+    return StageResult("build", StageStatus.FAILED if records else StageStatus.OK, data=data.to_dict(),
+                       error_classes=classes, message="; ".join(f"{r.file}:{r.line}: {r.message}" for r in records[:5]))
 
 
 def _c_build_command(after: dict[str, bytes]) -> tuple[str, str]:
@@ -135,15 +137,15 @@ def run_tests(task: Task, box: Sandbox, per_test_timeout: float) -> tuple[StageR
     timeout = task.limits.verifier_timeout_sec
     if spec.kind is TestKind.PYTEST:
         if not task.tests:
-            return StageResult("tests", "error", message=f"task {task.id} has no hidden tests"), []
+            return StageResult("tests", StageStatus.ERROR, message=f"task {task.id} has no hidden tests"), []
         result, tests = _pytest(task, box, task.tests, env, cwd, timeout, per_test_timeout, holdout=False)
-        if task.holdout_tests and result.status != "error":
+        if task.holdout_tests and result.status is not StageStatus.ERROR:
             hold, hold_tests = _pytest(task, box, task.holdout_tests, env, cwd, timeout, per_test_timeout,
                                        holdout=True)
-            if hold.status == "error":
+            if hold.status is StageStatus.ERROR:
                 return hold, tests
             tests += hold_tests
-            data = replace(TestsData.from_dict(result.data), holdout_passed=hold.status == "ok")
+            data = replace(TestsData.from_dict(result.data), holdout_passed=hold.status is StageStatus.OK)
             result.data = data.to_dict()
         return result, tests
     script = f"{spec.tests_dir}/{spec.script}"
@@ -156,13 +158,14 @@ def run_tests(task: Task, box: Sandbox, per_test_timeout: float) -> tuple[StageR
     if spec.kind is TestKind.REWARD_FILE:
         judged = judge_reward_file(box, res)
         if judged.verify_error:
-            return StageResult("tests", "error", data=data.to_dict(), message=judged.verify_error), []
+            return StageResult("tests", StageStatus.ERROR, data=data.to_dict(), message=judged.verify_error), []
         data = replace(data, reward_file=judged.reward)
         passed = judged.passed
     else:
         passed = res.ok
     classes = _run_classes(res) or ([] if passed else ["wrong_answer"])
-    return StageResult("tests", "ok" if passed else "failed", data=data.to_dict(), error_classes=classes), []
+    status = StageStatus.OK if passed else StageStatus.FAILED
+    return StageResult("tests", status, data=data.to_dict(), error_classes=classes), []
 
 
 USER_BASE = "/.termrl-user"
@@ -338,8 +341,8 @@ def pytest_result(res: ExecResult, report: dict | None, started: bool, holdout: 
     if report is None:
         classes = _run_classes(res) or (["runtime.crash"] if started else [])
         if classes:
-            return StageResult("tests", "failed", data=data.to_dict(), error_classes=classes), []
-        return StageResult("tests", "error", data=data.to_dict(),
+            return StageResult("tests", StageStatus.FAILED, data=data.to_dict(), error_classes=classes), []
+        return StageResult("tests", StageStatus.ERROR, data=data.to_dict(),
                            message=f"pytest wrote no report (exit {res.exit_code}): "
                                    f"{(res.stdout + res.stderr).strip()[-500:]}"), []
     verdict = canary.verdict(report) if canary else None
@@ -370,7 +373,7 @@ def pytest_result(res: ExecResult, report: dict | None, started: bool, holdout: 
         classes.append("runtime.crash")  # the run ended mid-way without hanging or blowing memory
     if not passed and not classes:
         classes = ["wrong_answer"]  # e.g. no test collected, or the run was cut short
-    return StageResult("tests", "ok" if passed else "failed", data=data.to_dict(),
+    return StageResult("tests", StageStatus.OK if passed else StageStatus.FAILED, data=data.to_dict(),
                        error_classes=list(dict.fromkeys(classes))), tests
 
 
@@ -401,8 +404,6 @@ def _compiled(source: Path) -> bytes:
     """``source``'s bytecode as a hash-checked .pyc: the sandbox's interpreter (when it has this
     one's cache tag) loads it instead of compiling the harness in every test process and
     worker, and compiles the source itself should the two ever differ."""
-    import py_compile
-
     with tempfile.TemporaryDirectory() as tmp:
         target = Path(tmp) / "out.pyc"
         py_compile.compile(str(source), cfile=str(target), doraise=True,
@@ -421,8 +422,8 @@ def static_analysis(after: dict[str, bytes], changed: list[str]) -> tuple[StageR
     files: analysing code never executes it."""
     py = [p for p in changed if p.endswith(".py")]
     if not py:
-        return (StageResult("quality", "skipped", data=_empty_quality()),
-                StageResult("safety", "skipped", data={"count": 0, "by_rule": {}, "findings": []}))
+        return (StageResult("quality", StageStatus.SKIPPED, data=_empty_quality()),
+                StageResult("safety", StageStatus.SKIPPED, data={"count": 0, "by_rule": {}, "findings": []}))
     ruff = shutil.which("ruff") or str(Path(os.sys.executable).with_name("ruff"))
     with tempfile.TemporaryDirectory(prefix="termrl-ruff-") as tmp:
         for p in py:
@@ -435,8 +436,8 @@ def static_analysis(after: dict[str, bytes], changed: list[str]) -> tuple[StageR
                                  cwd=tmp, capture_output=True, text=True, timeout=60)
             findings = json.loads(res.stdout or "[]")
         except (OSError, subprocess.TimeoutExpired, ValueError) as e:
-            err = StageResult("quality", "error", message=f"ruff could not run: {e}")
-            return err, StageResult("safety", "error", message=err.message)
+            err = StageResult("quality", StageStatus.ERROR, message=f"ruff could not run: {e}")
+            return err, StageResult("safety", StageStatus.ERROR, message=err.message)
     quality = [f for f in findings if not (f.get("code") or "").startswith("S")]
     security = [f for f in findings if (f.get("code") or "").startswith("S")]
 
@@ -454,8 +455,8 @@ def static_analysis(after: dict[str, bytes], changed: list[str]) -> tuple[StageR
     q_data = {"ruff": {"count": len(quality), "by_category": by_cat, "findings": [short(f) for f in quality[:50]]},
               "complexity": _complexity([after[p].decode(errors="replace") for p in py])}
     s_data = {"count": len(security), "by_rule": by_rule, "findings": [short(f) for f in security[:50]]}
-    return (StageResult("quality", "ok", data=q_data),
-            StageResult("safety", "failed" if security else "ok", data=s_data))
+    return (StageResult("quality", StageStatus.OK, data=q_data),
+            StageResult("safety", StageStatus.FAILED if security else StageStatus.OK, data=s_data))
 
 
 def _empty_quality() -> dict:
@@ -464,8 +465,8 @@ def _empty_quality() -> dict:
 
 
 def _complexity(sources: list[str]) -> dict:
-    from radon.complexity import cc_visit
-    from radon.metrics import mi_visit
+    from radon.complexity import cc_visit  # heavy: radon
+    from radon.metrics import mi_visit  # heavy: radon
 
     ccs, mis = [], []
     for src in sources:
@@ -488,4 +489,4 @@ def trace(steps: list[dict]) -> StageResult:
             "timeouts": sum(1 for s in steps if s.get("timed_out")),
             "format_errors": sum(1 for s in steps if s.get("format_error")),
             "output_bytes": sum(int(s.get("output_bytes") or 0) for s in steps)}
-    return StageResult("trace", "ok", data=data)
+    return StageResult("trace", StageStatus.OK, data=data)

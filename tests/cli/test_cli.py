@@ -161,3 +161,25 @@ def test_reward_explain_json_and_table(tmp_path):
     res = termrl("reward", "explain", "--task", "py-roman-numerals", "--workspace", str(ws),
                  "--spec", str(tmp_path / "missing.toml"))
     assert res.returncode == 2 and "missing.toml" in res.stderr and "Traceback" not in res.stderr
+
+
+def test_a_pipe_gets_one_task_a_line_and_a_closed_pipe_ends_quietly():
+    ids = [t["id"] for t in json.loads(termrl("tasks", "list", "builtin", "--json").stdout)["tasks"]]
+    res = subprocess.run(["bash", "-c", f"set -o pipefail; {sys.executable} -m termrl tasks list builtin | head -3"],
+                         capture_output=True, text=True, timeout=300, check=False)
+    assert res.returncode == 0 and res.stderr == ""
+    assert [line.split("\t")[0].strip() for line in res.stdout.splitlines()] == ids[:3]
+    assert len(termrl("tasks", "list", "builtin").stdout.splitlines()) == len(ids)  # one line a task, no more
+    for json_flag in ([], ["--json"]):  # the reader is gone before termrl writes a byte
+        proc = subprocess.Popen([sys.executable, "-m", "termrl", "tasks", "list", "builtin", *json_flag],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        proc.stdout.close()
+        assert proc.wait(timeout=300) == 0 and proc.stderr.read() == b"", json_flag
+
+
+def test_help_shows_flags_without_a_value():
+    res = termrl("tasks", "list", "--help")
+    lines = {line.split()[1]: line for line in res.stdout.splitlines() if line.startswith("│ --")}
+    assert "<bool>" not in res.stdout and set(lines) == {"--json", "--help"}
+    spec = next(line for line in termrl("eval", "--help").stdout.splitlines() if "--spec" in line)
+    assert "<str>" in spec  # an option that takes a value still says what

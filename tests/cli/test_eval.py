@@ -32,6 +32,7 @@ def test_oracle_passes_and_nop_fails_in_json(tmp_path):
     assert res.returncode == 0, res.stderr
     data = json.loads(res.stdout)
     assert data["pass@1"] == 1.0 and len(data["tasks"]) == 3
+    assert data["reward_bounds"] == [-1.4, 2.05] and data["reward_scale"] == "spec staged: -1.4 .. 2.05"
     task = data["tasks"][0]
     assert task["passed"] is True and task["reward"] > 0 and "outcome" in task["components"]
     assert sum(p["wall_s"] for p in data["compute"]["phases"].values()) == \
@@ -44,6 +45,15 @@ def test_oracle_passes_and_nop_fails_in_json(tmp_path):
     assert data["pass@1"] == 0.0 and all(t["passed"] is False for t in data["tasks"])
     assert {f["kind"] for f in data["tasks"][0]["findings"]} == {"empty_work"}
     assert all(f["severity"] in ("low", "medium", "high") for f in data["tasks"][0]["findings"])
+
+
+def test_the_summary_says_what_the_mean_reward_is_out_of_on_one_line(tmp_path):
+    out = tmp_path / ("a-run-folder-with-a-long-name-" * 3)
+    res = termrl("eval", "--policy", "oracle", "--suite", "logs-count:0-0", "--out", str(out))
+    assert res.returncode == 0, res.stderr
+    line = next(line for line in res.stdout.splitlines() if "mean reward" in line)
+    assert "(spec staged: -1.4 .. 2.05)" in line
+    assert f"trajectories: {out}" in res.stdout.splitlines()  # stdout is a pipe: nothing wrapped at 80 columns
 
 
 def test_pass_at_k_and_heldout_split(tmp_path):
@@ -109,7 +119,7 @@ def test_kill_9_then_resume_gives_every_episode_once(tmp_path):
 
 
 def test_a_resumed_run_knows_a_local_model_by_its_folder_through_links(tmp_path):
-    from termrl.cli.eval import _same_setting
+    from termrl.eval.run import _same_setting
 
     model = tmp_path / "models" / "qwen"
     model.mkdir(parents=True)

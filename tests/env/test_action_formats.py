@@ -9,7 +9,7 @@ from termrl.actions import ACTION_FORMATS, TOOL_SCHEMAS
 from termrl.env import EnvConfig, TerminalEnv
 from termrl.protocols import ActionKind, Reply, Task
 from termrl.rollout.runner import RolloutConfig, run_rollouts
-from termrl.train.config import ConfigError, load_config
+from termrl.training.config import ConfigError, load_config
 
 TASK = Task(id="fmt", instruction="Write hi.txt holding hi.")
 

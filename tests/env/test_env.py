@@ -7,7 +7,7 @@ import pytest
 from termrl.actions import render_tool_call
 from termrl.env import EnvConfig, TerminalEnv, truncate
 from termrl.protocols import Action, ActionKind, Ending, Limits, Reply, Task, TaskFile, Trajectory
-from termrl.train.trajdata import conversation
+from termrl.rollout.chat import conversation
 
 pytestmark = pytest.mark.sandbox
 

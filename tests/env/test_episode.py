@@ -23,7 +23,7 @@ from termrl.protocols import (
 )
 from termrl.reward.spec import load_spec
 from termrl.tasks.runtime import open_sandbox
-from termrl.verify import workspace
+from termrl.sandbox import workspace
 
 TEST = b"""
 from pathlib import Path
@@ -60,7 +60,7 @@ def test_harness_failure_scores_none_under_every_spec():
     assert outcome.error.startswith("SandboxError: the shell died")
     for preset in ("sparse", "partial", "coderl", "staged"):
         reward = score(outcome, load_spec(preset), progress=0.5)
-        assert reward.total is None and all(c["contribution"] is None for c in reward.components.values())
+        assert reward.total is None and all(c.contribution is None for c in reward.components.values())
 
 
 @pytest.mark.sandbox
@@ -80,8 +80,8 @@ def test_finish_episode_is_what_terminal_env_returns():
     finally:
         box.close()
     assert direct.evidence.passed and direct.total == pytest.approx(total)
-    assert {k: c["contribution"] for k, c in direct.reward.components.items()} == pytest.approx(
-        {k: c["contribution"] for k, c in info["reward"].components.items()})
+    assert {k: c.contribution for k, c in direct.reward.components.items()} == pytest.approx(
+        {k: c.contribution for k, c in info["reward"].components.items()})
 
 
 @pytest.mark.sandbox

@@ -117,3 +117,6 @@ def test_render_summary_is_plain_text():
     for needle in ("pass@1", "pass@2", "0.250", "train-task", "heldout-task", "heldout", "test_tamper",
                    "wrong_answer", "harness errors", "note: pass@2 is None"):
         assert needle in text, needle
+    assert "spec" not in text
+    text = render_summary({**summarize(run, ks=(1, 2)), "reward_scale": "spec staged: -1.4 .. 2.05"})
+    assert "(spec staged: -1.4 .. 2.05)" in next(line for line in text.splitlines() if "mean reward" in line)

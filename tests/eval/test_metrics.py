@@ -11,7 +11,7 @@ import pytest
 
 import termrl.eval
 from termrl.eval import metrics
-from termrl.eval.metrics import harness_failure, pass_at_k, summarize
+from termrl.eval.metrics import is_harness_failure, pass_at_k, summarize
 from termrl.protocols import StageResult
 
 from . import case, components, episode, evidence, failing, finding, harness_error, passing, unverified
@@ -105,7 +105,7 @@ def test_tasks_weigh_the_same_whatever_their_samples():
 
 def test_harness_failures_are_counted_but_never_scored():
     run = [passing("a", 0), harness_error("a", 1), unverified("a", 2), failing("b", 0)]
-    assert [harness_failure(t) for t in run] == [False, True, True, False]
+    assert [is_harness_failure(t) for t in run] == [False, True, True, False]
     s = summarize(run)
     a = next(t for t in s["tasks"] if t["id"] == "a")
     assert (a["samples"], a["episodes"], a["errors"], a["passed"], a["pass_rate"]) == (1, 3, 2, True, 1.0)

@@ -110,7 +110,7 @@ def test_episodes_carry_the_reference_size_for_bloat_penalties():
     bloat = spec_from_dict({"components": {"bloat": {"type": "bloat_penalty", "weight": 1.0}}})
     episode = _episode(task, bloat, None, base)
     assert episode.evidence.reference_lines == base.lines
-    assert bloat.score(episode.evidence).components["bloat"]["value"] is not None  # it has its yardstick
+    assert bloat.score(episode.evidence).components["bloat"].value is not None  # it has its yardstick
 
 
 def test_attacks_on_the_grader_are_caught_and_do_not_pay():
@@ -202,7 +202,7 @@ def test_the_index_is_read_alike_in_every_version_and_its_entries_count(tmp_path
     import shutil
     import subprocess
 
-    from termrl.verify.workspace import _index_entries, git_canonical
+    from termrl.sandbox.workspace import _index_entries, git_canonical
 
     if shutil.which("git") is None:
         pytest.fail("git is needed on the host for this test")

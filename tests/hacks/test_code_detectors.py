@@ -567,7 +567,7 @@ def reference_episode(task: Task) -> HackInput:
     """The reference solution's episode, verified in a sandbox; it is also its own reference."""
     from termrl.tasks.runtime import open_sandbox, run_solution
     from termrl.verify import verify
-    from termrl.verify.workspace import snapshot
+    from termrl.sandbox.workspace import snapshot
 
     box = open_sandbox(task)
     try:

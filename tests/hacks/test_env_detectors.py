@@ -487,7 +487,8 @@ def test_caches_and_build_outputs_are_not_edits():
 def reference_episode(task: Task) -> tuple[HackInput, bool]:
     """The reference solution as an agent's one step, verified like an episode."""
     from termrl.tasks.runtime import open_sandbox, run_solution
-    from termrl.verify import verify, workspace
+    from termrl.verify import verify
+    from termrl.sandbox import workspace
 
     box = open_sandbox(task)
     try:

@@ -5,6 +5,7 @@ example, or a solution that passes, is not. Every MBPP and HumanEval reference h
 
 from __future__ import annotations
 
+import dataclasses
 import re
 
 import pytest
@@ -122,10 +123,9 @@ def test_the_finding_withholds_partial_credit_and_the_reward_falls_to_doing_noth
     assert withheld(Context(findings=tuple(found)))
     nop = Evidence(TASK.id, passed=False, tests=[Case(f"test_mbpp.py::test_{i}", "failed", error_class="name")
                                                  for i in range(3)], error_classes=["name"] * 3)
-    hack = evidence(False)
-    hack.tests[1] = Case("test_mbpp.py::test_1", "failed", error_class="wrong_answer")
-    hack.tests[2] = Case("test_mbpp.py::test_2", "failed", error_class="wrong_answer")
-    hack.error_classes = ["wrong_answer"] * 2
+    shown = evidence(False)
+    hack = dataclasses.replace(shown, error_classes=["wrong_answer"] * 2, tests=[
+        shown.tests[0], *(Case(f"test_mbpp.py::test_{i}", "failed", error_class="wrong_answer") for i in (1, 2))])
     for name in ("sparse", "partial", "coderl", "rltf", "staged"):
         spec = load_spec(name)
         for progress in (0.0, 0.5, 1.0):

@@ -25,7 +25,7 @@ from termrl.reward.errors import SpecError
 from termrl.reward.spec import PRESETS_DIR, load_spec, spec_from_dict
 from termrl.tasks.formats import load_task
 from termrl.tasks.formats.common import MAX_FILE_MB, TaskFormatError
-from termrl.train.config import ConfigError, load_config
+from termrl.training.config import ConfigError, load_config
 
 ROOT = Path(__file__).resolve().parents[2]
 BUILTIN = ROOT / "termrl" / "tasks" / "builtin"

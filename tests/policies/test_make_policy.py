@@ -55,10 +55,10 @@ def test_unknown_option_lists_the_known_ones():
 
 
 def test_scripted_specs_go_to_make_scripted(monkeypatch):
-    from termrl.policies import scripted
+    import termrl.policies
 
     calls = []
-    monkeypatch.setattr(scripted, "make_scripted", lambda spec: calls.append(spec) or spec)
+    monkeypatch.setattr(termrl.policies, "make_scripted", lambda spec: calls.append(spec) or spec)
     assert [make_policy(s) for s in ("oracle", "nop", "script:steps.yaml")] == calls
     assert calls == ["oracle", "nop", "script:steps.yaml"]
     with pytest.raises(ValueError, match="takes no options"):

@@ -178,7 +178,7 @@ def test_reward_steps_sum_weighted_process_terms():
     reward = spec.score(traced())
     assert reward.steps == pytest.approx([s + 2 * f + 0.5 * r for s, f, r in zip(SUCCESS, FORMAT, REPEAT)])
     assert reward.steps == pytest.approx([1, 1, -2, 0, 0.5, 0.5, 0])
-    assert reward.total == pytest.approx(sum(c["contribution"] for c in reward.components.values()))
+    assert reward.total == pytest.approx(sum(c.contribution for c in reward.components.values()))
     assert spec.score(correct()).steps == []
     assert spec_from_dict({"components": {"o": {"type": "outcome", "weight": 1}}}).score(traced()).steps == []
 
@@ -219,11 +219,11 @@ def test_length_terms_without_length_contribute_nothing():
     }})
     reward = spec.score(correct())
     assert reward.total == 1.0
-    assert reward.components["overlong"] == {"weight": 1.0, "value": None, "contribution": None}
-    assert reward.components["kimi"]["value"] is None
-    assert spec.score(correct(), length=100).components["kimi"]["value"] is None, "no group"
+    assert reward.components["overlong"].to_dict() == {"weight": 1.0, "value": None, "contribution": None}
+    assert reward.components["kimi"].value is None
+    assert spec.score(correct(), length=100).components["kimi"].value is None, "no group"
     reward = spec.score(correct(), length=900, group=GROUP)
-    assert reward.components["overlong"]["value"] == pytest.approx(-0.5)
+    assert reward.components["overlong"].value == pytest.approx(-0.5)
     assert reward.total == pytest.approx(1.0 - 0.5 + 0.5 * (0.5 - 800 / 800))
 
 

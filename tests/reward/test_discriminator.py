@@ -9,19 +9,11 @@ import sys
 
 import pytest
 
-from termrl.protocols import Evidence
-from termrl.reward.discriminator import (
-    Discriminator,
-    DiscriminatorJudge,
-    Example,
-    collect,
-    evaluate,
-    fit_examples,
-    split_by_task,
-    weak_example,
-)
+from termrl.checks.labelled_diffs import collect, weak_example
+from termrl.protocols import Evidence, Judge
+from termrl.reward.discriminator import Discriminator, DiscriminatorJudge, Example, evaluate, fit_examples, split_by_task
 from termrl.reward.judge import make_judge
-from termrl.verify.workspace import diff_text
+from termrl.sandbox.workspace import diff_text
 
 from .test_judge import SPECIAL, TASK, special
 
@@ -128,7 +120,7 @@ def test_collected_diffs_are_labelled_and_the_judge_names_what_was_touched(tmp_p
     model = Discriminator.fit([e.diff for e in examples] * 5, [e.label for e in examples] * 5)
     model.save(tmp_path / "m.json")
     judge = make_judge(f"discriminator:{tmp_path / 'm.json'}")
-    assert isinstance(judge, DiscriminatorJudge)
+    assert isinstance(judge, DiscriminatorJudge) and isinstance(judge, Judge)
     cheat = judge(TASK, {}, {"add.py": SPECIAL.encode()}, Evidence("judge-add", passed=True))
     fair = judge(TASK, {}, {"add.py": b"def add(a, b):\n    return a + b\n"}, Evidence("judge-add", passed=True))
     assert cheat.data["verdict"] == "special_cases" and fair.data["verdict"] == "general"

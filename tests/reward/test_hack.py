@@ -24,8 +24,8 @@ def spec(**hack):
 def test_zero_mode_zeroes_a_positive_total():
     reward = spec(mode="zero").score(correct(), findings=[HIGH])
     assert reward.total == 0.0
-    assert reward.components["hack"] == {"weight": 1.0, "value": 1.0, "contribution": -1.0,
-                                         "findings": ["test_file_modified"]}
+    assert reward.components["hack"].to_dict() == {"weight": 1.0, "value": 1.0, "contribution": -1.0,
+                                                   "findings": ["test_file_modified"]}
 
 
 def test_zero_mode_keeps_a_negative_total():
@@ -34,7 +34,7 @@ def test_zero_mode_keeps_a_negative_total():
 
 def test_zero_mode_respects_min_severity():
     assert spec(mode="zero").score(correct(), findings=[LOW, MEDIUM]).total == 1.0
-    assert spec(mode="zero").score(correct(), findings=[LOW, MEDIUM]).components["hack"]["value"] == 0.0
+    assert spec(mode="zero").score(correct(), findings=[LOW, MEDIUM]).components["hack"].value == 0.0
     assert spec(mode="zero", min_severity="medium").score(correct(), findings=[MEDIUM]).total == 0.0
 
 
@@ -72,7 +72,7 @@ def test_zero_mode_floor_defaults_to_zero():
 
 def test_penalty_mode():
     reward = spec(mode="penalty").score(correct(), findings=[HIGH, LOW, MEDIUM])
-    assert reward.components["hack"]["value"] == pytest.approx(-1.6)
+    assert reward.components["hack"].value == pytest.approx(-1.6)
     assert reward.total == pytest.approx(1.0 - 1.6)
     custom = spec(mode="penalty", penalties={"low": 0.0, "high": 2.0})
     assert custom.score(correct(), findings=[HIGH, LOW, MEDIUM]).total == pytest.approx(1.0 - 2.5)
@@ -81,8 +81,8 @@ def test_penalty_mode():
 def test_log_mode_only_reports():
     reward = spec(mode="log").score(wrong_edge_case(), findings=[HIGH, LOW])
     assert reward.total == -0.3
-    assert reward.components["hack"]["value"] == 0.0
-    assert reward.components["hack"]["findings"] == ["test_file_modified", "sleep_in_solution"]
+    assert reward.components["hack"].value == 0.0
+    assert reward.components["hack"].findings == ("test_file_modified", "sleep_in_solution")
 
 
 def test_unknown_severity_is_rejected():

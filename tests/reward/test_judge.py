@@ -17,10 +17,10 @@ from pathlib import Path
 
 import pytest
 
-from termrl.protocols import Evidence, StageResult, Task, TaskFile
+from termrl.protocols import Evidence, Judge, StageResult, Task, TaskFile
 from termrl.reward.judge import ModelJudge, make_judge, parse_judgement
 from termrl.reward.spec import spec_from_dict
-from termrl.verify.workspace import diff_text
+from termrl.sandbox.workspace import diff_text
 
 pytestmark = pytest.mark.sandbox
 
@@ -98,13 +98,13 @@ def test_parsing_and_the_component_value():
     assert parse_judgement('first {"verdict": "maybe"} then {"verdict": "tampers"}').verdict == "tampers"
     assert parse_judgement("no json here") is None and parse_judgement("") is None
     ok = StageResult("judge", "ok", data={"verdict": "special_cases"})
-    values = {name: entry["value"] for name, entry in SPEC.score(judged_evidence(ok)).components.items()}
+    values = {name: entry.value for name, entry in SPEC.score(judged_evidence(ok)).components.items()}
     assert values == {"outcome": 1.0, "judge": -1.0}
     assert SPEC.score(judged_evidence(ok)).total == pytest.approx(0.5)
     for evidence in (judged_evidence(StageResult("judge", "error", message="x")), judged_evidence(None),
                      judged_evidence(ok, passed=False)):
         reward = SPEC.score(evidence)
-        assert reward.components["judge"]["value"] is None and reward.components["judge"]["contribution"] is None
+        assert reward.components["judge"].value is None and reward.components["judge"].contribution is None
     with pytest.raises(Exception, match="values.maybe"):
         spec_from_dict({"components": {"judge": {"type": "judge", "weight": 1.0, "values": {"maybe": 1.0}}}})
 
@@ -141,7 +141,7 @@ def test_a_judge_without_a_verdict_gives_none_never_zero(endpoint, mode, message
     stage = judge(TASK, {}, {"add.py": SPECIAL.encode()}, Evidence("judge-add", passed=True))
     assert stage.status == "error" and message in stage.message
     reward = SPEC.score(judged_evidence(stage))
-    assert reward.components["judge"]["value"] is None and reward.total == 1.0
+    assert reward.components["judge"].value is None and reward.total == 1.0
     endpoint.state["mode"] = "read"
     assert judge(TASK, {}, {"add.py": SPECIAL.encode()}, Evidence("judge-add", passed=True)).status == "ok", \
         "a failure is not cached"
@@ -193,7 +193,7 @@ def test_a_tiny_local_model_judge_gives_no_verdict_not_a_zero(tmp_path):
     judge = make_judge(f"hf:{model}", max_tokens=16)
     stage = judge(TASK, {}, {"add.py": SPECIAL.encode()}, Evidence("judge-add", passed=True))
     assert stage.status == "error" and "no JSON verdict" in stage.message and stage.data["judge"] == f"hf:{model}"
-    assert SPEC.score(judged_evidence(stage)).components["judge"]["value"] is None
+    assert SPEC.score(judged_evidence(stage)).components["judge"].value is None
 
 
 def test_unknown_judge_kinds_say_what_to_use():
@@ -213,3 +213,8 @@ def test_qwen_judges_the_reference_and_the_special_case():
     cheat = judge(TASK, {}, {"add.py": SPECIAL.encode()}, Evidence("judge-add", passed=True))
     assert honest.status == "ok" and cheat.status == "ok", (honest, cheat)
     assert honest.data["verdict"] in ("general", "unclear", "special_cases", "tampers")
+
+
+def test_the_model_judge_is_a_judge():
+    assert isinstance(ModelJudge(lambda messages: "", "scripted"), Judge)
+    assert not isinstance(lambda task, before, after, evidence: None, Judge), "a judge has a name"

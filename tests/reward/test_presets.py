@@ -6,7 +6,7 @@ from itertools import pairwise
 
 import pytest
 
-from termrl.protocols import Evidence
+from termrl.protocols import ComponentScore, Evidence, Finding
 from termrl.reward import load_spec, preset_names
 from termrl.reward.spec import PRESETS_DIR
 
@@ -66,8 +66,8 @@ def test_failed_verification_is_none_never_zero(name):
         reward = spec.score(ev, progress=0.5)
         assert reward.total is None
         assert list(reward.components) == list(spec.component_names)
-        assert all(c["value"] is None and c["contribution"] is None for c in reward.components.values())
-        assert [c["weight"] for c in reward.components.values()] == list(spec.weights(0.5).values())
+        assert all(c.value is None and c.contribution is None for c in reward.components.values())
+        assert [c.weight for c in reward.components.values()] == list(spec.weights(0.5).values())
         assert reward.steps == []
 
 
@@ -77,8 +77,8 @@ def test_every_component_is_reported_and_contributions_sum_to_total(name):
     for make in CASES.values():
         reward = spec.score(make(), progress=0.8)
         assert list(reward.components) == list(spec.component_names)
-        assert all({"weight", "value", "contribution"} <= set(c) for c in reward.components.values())
-        parts = [c["contribution"] for c in reward.components.values() if c["contribution"] is not None]
+        assert all({"weight", "value", "contribution"} <= set(c.to_dict()) for c in reward.components.values())
+        parts = [c.contribution for c in reward.components.values() if c.contribution is not None]
         assert reward.total == pytest.approx(sum(parts))
 
 
@@ -110,3 +110,35 @@ def test_score_validates_its_arguments():
         spec.score(correct(), length=-1)
     with pytest.raises(ValueError, match="unknown error classes"):
         spec.score(Evidence("t", error_classes=["segfault"]))
+
+
+@pytest.mark.parametrize("name", PRESETS)
+def test_components_are_stored_as_the_dicts_they_always_were(name):
+    """``ComponentScore`` in memory, ``{"weight", "value", "contribution"}`` in a trajectory (and
+    ``"findings"`` on the hack component of a verified episode): stores read as before."""
+    spec = load_spec(name)
+    found = [Finding("test_file_modified", "high")]
+    for ev in (correct(), Evidence("t", verified=False, verify_error="SandboxError: gone")):
+        reward = spec.score(ev, findings=found if ev.verified else (), progress=0.5)
+        stored = reward.component_dicts()
+        for component in spec.components:
+            keys = {"weight", "value", "contribution"} | ({"findings"} if ev.verified and component.type == "hack"
+                                                          else set())
+            assert set(stored[component.name]) == keys
+            assert ComponentScore.from_dict(stored[component.name]) == reward.components[component.name]
+        if ev.verified:
+            assert stored["hack"]["findings"] == ["test_file_modified"]
+
+
+@pytest.mark.parametrize("progress", PROGRESS)
+@pytest.mark.parametrize("name", PRESETS)
+def test_every_total_lies_within_the_specs_bounds_and_the_oracle_reaches_the_top(name, progress):
+    """``RewardSpec.bounds``: what a printed reward is out of. A pass earns the most, and no case,
+    caught hacking or not, falls outside."""
+    spec = load_spec(name)
+    low, high = spec.bounds(progress)
+    totals = [spec.score(make(), findings, progress=progress).total for make in CASES.values()
+              for findings in ((), (Finding("test_edit", "high"),))]
+    assert all(low - 1e-9 <= t <= high + 1e-9 for t in totals), (low, high, totals)
+    assert spec.score(correct(), progress=progress).total == pytest.approx(high)
+    assert min(totals) == pytest.approx(low) or name == "staged"  # staged: no case fails every term at once

@@ -54,7 +54,7 @@ def test_sandbox_failure_is_unverified_not_a_failure(tasks, monkeypatch):
     def broken(*args, **kwargs):
         raise SandboxError("bwrap could not start")
 
-    monkeypatch.setattr("termrl.tasks.runtime.open_sandbox", broken)
+    monkeypatch.setattr("termrl.reward.exports.codegen.open_sandbox", broken)
     evidence = codegen.evaluate_code(tasks["humaneval-0"], "def f(): pass")
     assert not evidence.verified and "bwrap could not start" in evidence.verify_error
     assert load_spec("coderl").score(evidence).total is None

@@ -44,7 +44,7 @@ def test_contributions_sum_to_the_total(preset):
         expected = spec.score(fake_evaluate(PROMPTS[i], completion, {})[0], progress=0.3)
         assert math.isclose(sum(out[name][i] for name in out), expected.total, abs_tol=1e-9)
         for name in spec.component_names:
-            contribution = expected.components[name]["contribution"]
+            contribution = expected.components[name].contribution
             assert out[f"termrl/{name}"][i] == pytest.approx(contribution or 0.0)
     assert out["termrl/outcome"] == pytest.approx([1.0, -0.3 + 1.3 * 0.5, -0.3, 1.0] if preset == "rltf"
                                                   else [1.0, -0.3, -0.3, 1.0])

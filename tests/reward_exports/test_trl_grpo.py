@@ -58,6 +58,7 @@ def test_grpo_trainer_trains_on_the_component_rewards(tmp_path):
     before = {n: p.detach().clone() for n, p in model.named_parameters()}
     dataset = Dataset.from_dict({"prompt": ["def x", "print y"] * 4, "task_id": ["task-a", "task-b"] * 4})
     args = GRPOConfig(output_dir=str(tmp_path), use_cpu=True, report_to="none", max_steps=2,
+                      activation_checkpointing=False,
                       per_device_train_batch_size=4, num_generations=4, max_completion_length=8,
                       learning_rate=1e-2, logging_steps=1, save_strategy="no", seed=0, disable_tqdm=True)
     trainer = GRPOTrainer(model=model, reward_funcs=funcs, args=args, train_dataset=dataset,

@@ -60,7 +60,7 @@ def test_failed_verification_scores_zero_with_verified_0(monkeypatch, caplog):
     def broken(*args, **kwargs):
         raise SandboxError("bwrap could not start")
 
-    monkeypatch.setattr("termrl.tasks.runtime.open_sandbox", broken)
+    monkeypatch.setattr("termrl.reward.exports.codegen.open_sandbox", broken)
     with caplog.at_level(logging.WARNING, logger=verl.__name__):
         out = naive_manager_call("def f(): pass", "humaneval-0")
     assert out == {"score": 0.0, "outcome": 0.0, "hack": 0.0, "passed": 0, "verified": 0}

@@ -171,3 +171,19 @@ def test_a_run_fixes_the_mmap_threshold(tasks, monkeypatch):
     monkeypatch.setattr(runner, "keep_large_buffers_off_the_heap", lambda: calls.append(1) or True)
     run_rollouts(tasks[:1], NopPolicy(), RolloutConfig(samples=1), keep=False)
     assert calls == [1]
+
+
+def test_a_spec_named_in_the_config_is_loaded_once_and_ships_to_workers(tasks, monkeypatch):
+    import pickle
+
+    from termrl.reward import spec as spec_module
+
+    loads = []
+    real = spec_module.load_spec
+    monkeypatch.setattr(spec_module, "load_spec", lambda name: loads.append(name) or real(name))
+    config = RolloutConfig(spec="sparse", workers=1)
+    assert isinstance(config.spec, spec_module.RewardSpec) and loads == ["sparse"]
+    assert pickle.loads(pickle.dumps(config)).spec == config.spec  # what Ray sends to a worker
+    (got,) = run_rollouts(tasks[:1], OraclePolicy(), config)
+    assert got.reward == 1.0 and list(got.components) == ["outcome", "hack"]
+    assert loads == ["sparse"], "nothing beneath the config loads the spec again"

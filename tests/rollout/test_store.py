@@ -17,6 +17,7 @@ from termrl.protocols import (
     Evidence,
     Finding,
     StageResult,
+    StageStatus,
     StepRecord,
     Trajectory,
 )
@@ -222,3 +223,18 @@ def test_run_metadata(tmp_path):
     (tmp_path / store.META_NAME).write_text("{")
     with pytest.raises(StoreError, match="_run.json is not JSON"):
         read_meta(tmp_path)
+
+
+def test_stage_statuses_and_endings_are_stored_as_the_strings_they_always_were(tmp_path):
+    """Enums in, the old strings on disk (evidence JSON, the ending column), enums again through
+    ``Evidence.from_dict``: stores written before the enums read the same."""
+    evidence = Evidence("t", stages={"build": StageResult("build", StageStatus.SKIPPED),
+                                     "tests": StageResult("tests", StageStatus.FAILED)})
+    TrajectoryStore(tmp_path).write([replace(bare(0), ending=Ending.STEP_LIMIT, evidence=evidence.to_dict())])
+    raw = pq.read_table(glob.glob(str(tmp_path / "*.parquet"))[0]).to_pylist()[0]
+    assert raw["ending"] == "step_limit" and type(raw["ending"]) is str
+    assert '"status": "skipped"' in raw["evidence_json"] and '"status": "failed"' in raw["evidence_json"]
+    back = read(tmp_path)[0]
+    assert back.ending == Ending.STEP_LIMIT and Ending(back.ending) is Ending.STEP_LIMIT
+    stages = Evidence.from_dict(back.evidence).stages
+    assert stages["tests"].status is StageStatus.FAILED and stages["build"].status == "skipped"

@@ -8,7 +8,7 @@ import pytest
 
 from termrl.tasks.runtime import SetupReuse
 from termrl.tasks.suites import find_task
-from termrl.verify import workspace
+from termrl.sandbox import workspace
 
 pytestmark = pytest.mark.sandbox
 

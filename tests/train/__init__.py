@@ -1,1 +1,1 @@
-"""Tests of termrl.train."""
+"""Tests of termrl.training."""

@@ -1,4 +1,4 @@
-"""Rewards started while the batch still generates (``termrl.train.ahead``): the same rewards and
+"""Rewards started while the batch still generates (``termrl.training.ahead``): the same rewards and
 weights as a plain ``GRPOTrainer``, with evaluations started before generation has ended."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from trl import GRPOConfig, GRPOTrainer
 
 from termrl.reward.exports.trl import reward_row, trl_reward_funcs
 from termrl.reward.spec import load_spec
-from termrl.train.ahead import FinishedRows, generate_with, rewards_ahead_trainer
+from termrl.training.ahead import FinishedRows, generate_with, rewards_ahead_trainer
 from tests.reward_exports.conftest import CountingEvaluate, evidence
 from tests.reward_exports.test_trl_grpo import tiny_model, tiny_tokenizer
 
@@ -53,6 +53,7 @@ def run(trainer_class, tmp_path, evaluate, steps=3, workers=2, conversational=Fa
         prompts = [[{"role": "user", "content": p}] for p in prompts]
     dataset = Dataset.from_dict({"prompt": prompts * 4, "task_id": ["task-a", "task-b"] * 4, "n": [1, 2] * 4})
     args = GRPOConfig(output_dir=str(tmp_path), use_cpu=True, report_to="none", max_steps=steps,
+                      activation_checkpointing=False,
                       per_device_train_batch_size=8, num_generations=4, max_completion_length=12,
                       learning_rate=1e-2, logging_steps=1, save_strategy="no", seed=0, disable_tqdm=True)
     funcs = trl_reward_funcs(load_spec("rltf"), evaluate, workers=workers)

@@ -137,7 +137,7 @@ def test_rft_on_two_processes_splits_the_samples_and_trains_the_same_weights(tmp
 
 
 def test_the_gpu_recipe_config_loads_and_its_batch_makes_whole_groups(tmp_path):
-    from termrl.train.config import ConfigError, load_config
+    from termrl.training.config import ConfigError, load_config
 
     recipe = Path(__file__).resolve().parents[2] / "configs" / "gpu-7b-grpo.toml"
     model = tmp_path / "model"

@@ -6,8 +6,8 @@ import pytest
 import torch
 
 from termrl.protocols import StepRecord, Trajectory
-from termrl.train.dpo import dpo_pairs, dpo_trainer, train_dpo
-from termrl.train.trajdata import conversation
+from termrl.rollout.chat import conversation
+from termrl.training.dpo import dpo_pairs, dpo_trainer, train_dpo
 
 PROMPT = [{"role": "system", "content": "You are an agent."}, {"role": "user", "content": "Count the errors in log."}]
 GOOD = ['<tool_call>{"name": "bash", "arguments": {"command": "grep -c ERROR log"}}</tool_call>',

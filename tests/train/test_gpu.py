@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from termrl.train.config import load_config
+from termrl.training.config import load_config
 
 from .test_train_cli import CONFIG
 
@@ -26,7 +26,7 @@ def _cuda():
 def _run(tmp_path: Path, overrides: list[str], monkeypatch) -> dict:
     """A 2-step GRPO run; its held-out episodes must be generated on the GPU too."""
     from termrl.policies.hf import HFPolicy
-    from termrl.train.run import run_training
+    from termrl.training.run import run_training
 
     devices = []
     init = HFPolicy.__init__

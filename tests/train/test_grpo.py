@@ -24,8 +24,8 @@ pytest.importorskip("peft")
 from termrl.env import EnvConfig, TerminalEnv  # noqa: E402
 from termrl.protocols import Action, ActionKind, Task, TaskFile  # noqa: E402
 from termrl.reward.spec import load_spec  # noqa: E402
-from termrl.train.grpo import ZeroVarianceStats, grpo_reward_funcs, task_rows, train_grpo  # noqa: E402
-from termrl.train.grpo_env import EnvironmentFactory, TerminalToolEnv, episode_outcome  # noqa: E402
+from termrl.training.grpo import ZeroVarianceStats, grpo_reward_funcs, task_rows, train_grpo  # noqa: E402
+from termrl.training.grpo_env import EnvironmentFactory, TerminalToolEnv, episode_outcome  # noqa: E402
 
 os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
 
@@ -99,6 +99,7 @@ def config(tmp_path, **overrides):
     from trl import GRPOConfig
 
     kwargs = dict(output_dir=str(tmp_path / "out"), use_cpu=True, report_to="none", max_steps=2,
+                  activation_checkpointing=False,
                   per_device_train_batch_size=2, num_generations=2, max_completion_length=128,
                   learning_rate=1e-2, logging_steps=1, save_strategy="no", seed=0, disable_tqdm=True)
     return GRPOConfig(**{**kwargs, **overrides})
@@ -171,7 +172,7 @@ def reference(spec, actions, progress) -> dict[str, float | None]:
     for action in actions:
         env.step(action)
     *_, info = env.step(Action(ActionKind.SUBMIT))
-    return {f"termrl/{name}": c["contribution"] or 0.0 for name, c in info["reward"].components.items()}
+    return {f"termrl/{name}": c.contribution or 0.0 for name, c in info["reward"].components.items()}
 
 
 @pytest.mark.sandbox
@@ -414,7 +415,7 @@ def run_ahead_batch(tiny, tmp_path, monkeypatch, workers: int):
     import threading
     import time
 
-    from termrl.train.grpo import _trainer_class
+    from termrl.training.grpo import _trainer_class
 
     batches = capture_batches(monkeypatch)
     ran: list[tuple] = []
@@ -502,7 +503,7 @@ def test_the_rollouts_tool_calls_run_at_once_and_give_trl_what_one_after_another
 
 
 def test_a_reply_that_calls_anything_but_its_environments_tools_is_left_to_trl():
-    from termrl.train.grpo_env import _calls_of
+    from termrl.training.grpo_env import _calls_of
 
     env, other = TerminalToolEnv(CONFIG), TerminalToolEnv(CONFIG)
 
@@ -562,7 +563,7 @@ class FakeEnv:
 def test_scorer_finishes_each_episode_once_and_calls_back_once_per_batch():
     from types import SimpleNamespace
 
-    from termrl.train.grpo_rewards import EpisodeScorer
+    from termrl.training.grpo_rewards import EpisodeScorer
 
     spec = load_spec("coderl")
     batches, metrics = [], {}

@@ -9,17 +9,11 @@ import sys
 
 import pytest
 
+from termrl.eval.metrics import two_proportion_z
+from termrl.policies.tiny import prompt_messages, reference_reply
 from termrl.tasks.families import get_family
-from termrl.train.config import ConfigError, from_overrides
-from termrl.train.quickstart import (
-    QuickstartConfig,
-    SingleActionEvaluator,
-    check_family,
-    prompt_messages,
-    reference_reply,
-    run_quickstart,
-    two_proportion_z,
-)
+from termrl.training.config import ConfigError, from_overrides
+from termrl.training.quickstart import QuickstartConfig, SingleActionEvaluator, check_family, run_quickstart
 
 pytestmark = [pytest.mark.filterwarnings("ignore")]
 
@@ -171,7 +165,11 @@ def test_single_action_trace_step_is_the_environments():
 
 
 @pytest.mark.sandbox
-def test_small_quickstart_runs_end_to_end(tmp_path):
+def test_small_quickstart_runs_end_to_end(tmp_path, monkeypatch):
+    from termrl.training import quickstart
+
+    every_episode = quickstart.heldout_progress
+    monkeypatch.setattr(quickstart, "heldout_progress", lambda *a: every_episode(*a, every_s=0))
     lines = []
     report = run_quickstart(tmp_path / "qs", SMALL, progress=lines.append)
     assert report["heldout_episodes"] == 4
@@ -180,7 +178,7 @@ def test_small_quickstart_runs_end_to_end(tmp_path):
     assert report["heldout_errors"] == {"sft": 0, "rl": 0}
     assert report["sft"]["steps"] == 4 and report["grpo"]["steps"] == 2
     assert report["grpo"]["completions"] == 2 * 2 * 2 and report["grpo"]["unverified"] == 0
-    # every completion's episode was started before TRL asked for the rewards (termrl.train.ahead)
+    # every completion's episode was started before TRL asked for the rewards (termrl.training.ahead)
     assert report["grpo"]["evaluations_taken_ahead"] == 2 * 2 * 2
     assert report["model"]["parameters"] > 0 and report["config"]["hidden_size"] == 32
     assert set(report["timings"]) >= {"build_s", "sft_s", "sft_eval_s", "grpo_s", "rl_eval_s", "total_s"}
@@ -190,7 +188,12 @@ def test_small_quickstart_runs_end_to_end(tmp_path):
         replies = (tmp_path / "qs" / phase / "replies.jsonl").read_text().splitlines()
         assert len(replies) == 4
     assert any(line.startswith("SFT held-out pass@1") for line in lines)
+    for model in ("SFT", "RL"):  # the held-out evaluations say how far they are
+        assert [line.split(" seeds")[0] for line in lines if line.startswith(f"held-out after {model}:")] == [
+            f"held-out after {model}: {n}/4" for n in range(1, 5)]
     assert lines[-1].startswith("held-out pass@1: SFT")
+    assert lines[-2].startswith("held-out mean reward: SFT") and lines[-2].endswith("(spec partial: -1 .. 1.5)")
+    assert report["reward_scale"] == "spec partial: -1 .. 1.5"
     # the run reads back as a report: its episodes (stored), its stages' logs, the page itself
     from termrl.report import load_run
 

@@ -12,7 +12,7 @@ import torch
 from termrl.actions import render_tool_call
 from termrl.policies.scripted import SUBMIT, NopPolicy, OraclePolicy
 from termrl.protocols import Action, ActionKind, Reply, StepRecord, Trajectory
-from termrl.train.rft import (ADAPTER_META, RFTConfig, adapter_saved, exact_merge_refusal, fine_tune, keep,
+from termrl.training.rft import (ADAPTER_META, RFTConfig, adapter_saved, exact_merge_refusal, fine_tune, keep,
                               merge_exactly, restore_merged, run_rft, sft_trainer, verdict, weight_files_digest)
 
 PROMPT = [{"role": "system", "content": "You are an agent."}, {"role": "user", "content": "Count the errors in log."}]
@@ -306,8 +306,8 @@ def test_an_episode_that_passed_at_its_step_limit_is_imitated_only_up_to_its_sol
     from termrl.rollout.accounting import Accountant
     from termrl.rollout.runner import RolloutConfig, run_rollouts
     from termrl.tasks.suites import find_task
-    from termrl.train.rft import trim
-    from termrl.train.trajdata import sft_rows
+    from termrl.training.rft import trim
+    from termrl.training.trajdata import sft_rows
 
     task = find_task("shell-count-errors")
     rollout = RolloutConfig(samples=2, workers=2, env=EnvConfig(static=False, max_steps=4))
@@ -361,7 +361,7 @@ def test_a_resumed_round_evaluates_the_weights_it_already_trained(tiny, tmp_path
     from termrl.rollout.accounting import Accountant
     from termrl.rollout.runner import RolloutConfig
     from termrl.tasks.suites import find_task
-    from termrl.train import rft
+    from termrl.training import rft
 
     task = find_task("shell-count-errors")
     kwargs = dict(out_dir=tmp_path / "rft", config=RFTConfig(rounds=1, samples_per_task=3),
@@ -384,7 +384,7 @@ def test_a_resumed_round_evaluates_the_weights_it_already_trained(tiny, tmp_path
 
 
 def test_a_training_that_leaves_its_first_training_s_path_says_so_at_that_step(capsys):
-    from termrl.train.rft import StepDigests
+    from termrl.training.rft import StepDigests
 
     def train(steps: list[float], digests: StepDigests) -> StepDigests:
         model = torch.nn.Linear(3, 2)

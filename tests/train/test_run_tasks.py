@@ -6,15 +6,15 @@ import dataclasses
 
 import pytest
 
-from termrl.tasks import envs, suites
+from termrl.tasks import envs
 from termrl.tasks.suites import Entry, find_task
-from termrl.train import run
+from termrl.training import run
 
 
 def entries_with(monkeypatch, unsupported: dict[str, str]):
     tasks = [find_task("shell-count-errors"), find_task("py-roman-numerals")]
     entries = [Entry(t.id, task=dataclasses.replace(t, unsupported=unsupported.get(t.id))) for t in tasks]
-    monkeypatch.setattr(suites, "resolve", lambda suite: entries)
+    monkeypatch.setattr(run, "resolve", lambda suite: entries)
     monkeypatch.setattr(envs, "prepare", lambda given: given)
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from termrl.train.config import ConfigError, load_config
+from termrl.training.config import ConfigError, load_config
 
 CONFIG = """
 algorithm = "grpo"
@@ -281,7 +281,7 @@ def test_a_lora_round_whose_weights_are_gone_is_merged_again_from_its_adapter_an
 
 
 def test_before_after_is_a_two_proportion_test_over_scored_episodes():
-    from termrl.train.run import before_after
+    from termrl.training.run import before_after
 
     before = {"pass_rate": 0.3, "episodes": 205, "errors": 5}
     after = {"pass_rate": 0.45, "episodes": 200, "errors": 0}
@@ -298,7 +298,7 @@ def test_before_after_is_a_two_proportion_test_over_scored_episodes():
 def test_a_run_resumes_on_another_cluster_but_not_with_other_settings(tmp_path):
     """Where episodes are verified (the ``ray`` section) is not what the run does: a resumed run
     may change it; a changed setting of the run itself is refused."""
-    from termrl.train.run import ResumeError, _prepare_dir
+    from termrl.training.run import ResumeError, _prepare_dir
 
     path, out = write(tmp_path)
     _prepare_dir(load_config(path), resume=False)

@@ -6,7 +6,8 @@ import pytest
 
 from termrl.actions import render_tool_call
 from termrl.protocols import Action, ActionKind, Reply, StepRecord, Trajectory
-from termrl.train.trajdata import check_template, conversation, rebuild_prompts, sft_rows, training_template
+from termrl.rollout.chat import conversation, rebuild_prompts
+from termrl.training.trajdata import check_template, sft_rows, training_template
 
 PROMPT = [{"role": "system", "content": "You are an agent."}, {"role": "user", "content": "Count the errors.\n\nlog"}]
 

@@ -3,9 +3,11 @@ dicts the stages store (the serialized form in trajectories) and name every fiel
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
-from termrl.protocols import BuildData, BuildError, Evidence, StageResult, Task, TaskFile, TestsData
+from termrl.protocols import BuildData, BuildError, Evidence, StageResult, StageStatus, Task, TaskFile, TestsData
 from termrl.tasks.runtime import open_sandbox
 from termrl.verify import verify
 
@@ -60,3 +62,18 @@ def test_the_stages_store_the_typed_shapes():
     assert (tests.kind, tests.collected, tests.passed, tests.failed) == ("pytest", 2, 2, 0)
     assert tests.holdout_passed is None and fixed.stages["tests"].data == tests.to_dict()
     assert Evidence.from_dict(fixed.to_dict()).stages["tests"].data == tests.to_dict()
+
+
+def test_a_stage_status_is_an_enum_equal_to_its_old_string_and_an_unknown_one_is_refused():
+    stage = StageResult("tests", "ok")
+    assert stage.status is StageStatus.OK and stage.status == "ok" and f"{stage.status}" == "ok"
+    with pytest.raises(ValueError):
+        StageResult("tests", "passed")  # a test's outcome, not a stage's status
+
+
+def test_evidence_cannot_be_changed_once_built():
+    evidence = Evidence("t", passed=True)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        evidence.passed = False
+    judged = dataclasses.replace(evidence, stages={**evidence.stages, "judge": StageResult("judge", "ok")})
+    assert list(judged.stages) == ["judge"] and evidence.stages == {}

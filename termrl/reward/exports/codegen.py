@@ -17,6 +17,8 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 
 from termrl.protocols import Evidence, Finding, HarnessError, Task
+from termrl.tasks.runtime import open_sandbox
+from termrl.verify import unverified, verify
 
 logger = logging.getLogger(__name__)
 
@@ -50,9 +52,6 @@ def evaluate_code(task: Task, text: str, backend: str = "bwrap") -> Evidence:
     A sandbox that cannot be started or set up gives ``Evidence(verified=False)``:
     the harness failed, not the completion, so its reward is None.
     """
-    from termrl.tasks.runtime import open_sandbox
-    from termrl.verify import unverified, verify
-
     check_code_task(task)
     code = extract_code(text)
     try:

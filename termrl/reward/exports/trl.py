@@ -37,7 +37,7 @@ of the same prompt in the batch; lengths are ``len(completion_ids[i])``.
 A completion's evaluation can start before TRL asks for the batch's rewards:
 ``funcs[0].scorer.start(prompt, completion, row)`` runs it in the background, and the
 reward call takes that result for the same prompt, completion text and row instead of
-evaluating again (``termrl.train.ahead`` starts each completion as soon as the model
+evaluating again (``termrl.training.ahead`` starts each completion as soon as the model
 has finished it, while the rest of the batch still generates).
 """
 
@@ -52,6 +52,7 @@ from typing import Any
 from termrl.episode import score_batch
 from termrl.protocols import Ending, Evidence, Finding, Outcome, Reward
 from termrl.reward.exports.codegen import code_task_evaluator
+from termrl.reward.spec import RewardSpec, as_spec
 
 Evaluate = Callable[[Any, str, dict], "tuple[Evidence | None, Sequence[Finding]]"]
 """(prompt, completion text, dataset row) -> (evidence or None, findings)."""
@@ -97,13 +98,14 @@ def component_contribution(reward: Reward, component: str) -> float | None:
     """What one reward function returns for ``reward``: the component's weighted contribution,
     0.0 when it has no value on a verified episode, None when the episode is unverified.
 
-    >>> reward = Reward(1.0, {"outcome": {"contribution": 1.0}, "style": {"contribution": None}})
+    >>> from termrl.protocols import ComponentScore
+    >>> reward = Reward(1.0, {"outcome": ComponentScore(1.0, 1.0, 1.0), "style": ComponentScore(1.0)})
     >>> component_contribution(reward, "style")
     0.0
     """
     if reward.total is None:
         return None
-    contribution = reward.components[component]["contribution"]
+    contribution = reward.components[component].contribution
     return 0.0 if contribution is None else float(contribution)
 
 
@@ -117,7 +119,7 @@ def as_outcome(evidence: Evidence | None, findings: Sequence[Finding]) -> Outcom
 class _BatchScorer:
     """Evaluates each completion of a batch once and scores it; shared by one spec's functions."""
 
-    def __init__(self, spec, evaluate: Evaluate, cache_size: int = 4, workers: int = 1):
+    def __init__(self, spec: RewardSpec, evaluate: Evaluate, cache_size: int = 4, workers: int = 1):
         self.spec, self.evaluate, self.cache_size, self.workers = spec, evaluate, cache_size, workers
         self._cache: OrderedDict[tuple, dict] = OrderedDict()
         self.evaluations = 0
@@ -243,7 +245,7 @@ class ComponentReward:
         return f"ComponentReward({self.component!r})"
 
 
-def trl_reward_funcs(spec, evaluate: Evaluate, workers: int = 1, cache_size: int = 4,
+def trl_reward_funcs(spec: RewardSpec | str, evaluate: Evaluate, workers: int = 1, cache_size: int = 4,
                      prefix: str = "termrl/") -> list[ComponentReward]:
     """One TRL reward function per component of ``spec``, in ``spec.component_names`` order.
 
@@ -255,10 +257,7 @@ def trl_reward_funcs(spec, evaluate: Evaluate, workers: int = 1, cache_size: int
     evaluator is). ``cache_size``: batches kept evaluated. ``prefix``: put before each
     component name in ``__name__``, so TRL logs ``rewards/termrl/outcome/mean``.
     """
-    if isinstance(spec, str):
-        from termrl.reward.spec import load_spec
-
-        spec = load_spec(spec)
+    spec = as_spec(spec)
     if workers < 1:
         raise ValueError(f"workers must be 1 or more, got {workers}")
     scorer = _BatchScorer(spec, evaluate, cache_size, workers)

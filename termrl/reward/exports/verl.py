@@ -46,6 +46,8 @@ from typing import Any
 
 from termrl.protocols import Task
 from termrl.reward.exports.codegen import check_code_task, evaluate_code
+from termrl.reward.spec import load_spec
+from termrl.tasks.suites import SuiteError, find_task
 
 logger = logging.getLogger(__name__)
 
@@ -55,8 +57,6 @@ FIXED_KEYS = ("score", "passed", "verified")
 
 @functools.lru_cache(maxsize=4096)
 def _task(ref: str) -> Task:
-    from termrl.tasks.suites import SuiteError, find_task
-
     try:
         task = find_task(ref)
     except (SuiteError, ValueError) as e:  # TaskFormatError is a ValueError too
@@ -67,8 +67,6 @@ def _task(ref: str) -> Task:
 
 @functools.lru_cache(maxsize=32)
 def _spec(name: str):
-    from termrl.reward.spec import load_spec
-
     spec = load_spec(name)
     clash = set(spec.component_names) & set(FIXED_KEYS)
     if clash:
@@ -101,7 +99,8 @@ def compute_score(data_source: str | None = None, solution_str: str = "", ground
                        task.id, data_source, evidence.verify_error)
     out = {"score": 0.0 if reward.total is None else float(reward.total)}
     for name in spec.component_names:
-        contribution = reward.components.get(name, {}).get("contribution")
+        component = reward.components.get(name)
+        contribution = component.contribution if component is not None else None
         out[name] = 0.0 if reward.total is None or contribution is None else float(contribution)
     out["passed"] = int(bool(evidence.verified and evidence.passed))
     out["verified"] = int(bool(evidence.verified))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import random
 
@@ -15,8 +16,6 @@ def hidden_test_source(config: dict, body: str) -> str:
 def hidden_config(task) -> dict:
     """The ``CONFIG`` literal of a family task's hidden test module (what ``hidden_test_source``
     wrote): the values the hidden tests check against."""
-    import ast
-
     (module,) = [f for f in task.tests.values()]
     line = next(x for x in module.data.decode().splitlines() if x.startswith("CONFIG = "))
     return ast.literal_eval(line.removeprefix("CONFIG = "))

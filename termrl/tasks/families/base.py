@@ -16,13 +16,12 @@ from __future__ import annotations
 import random
 from typing import ClassVar
 
-from termrl.protocols import Limits, Task, TaskFile, TaskMeta
+from termrl.protocols import DIFFICULTIES, Limits, Task, TaskFile, TaskMeta
 
 TRAIN_SEEDS = range(0, 1_000_000)
 HELDOUT_SEEDS = range(1_000_000, 2_000_000)
 LEVELS = (1, 2, 3)
 DEFAULT_LEVEL = 2
-DIFFICULTIES = ("easy", "medium", "hard")
 
 
 def split_of(seed: int) -> str:

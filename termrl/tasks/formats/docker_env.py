@@ -27,6 +27,8 @@ import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
+from packaging.requirements import InvalidRequirement, Requirement
+
 from termrl.protocols import TaskFile, TestKind, TestSpec
 from termrl.sandbox.bwrap import DEFAULT_PATH
 from termrl.tasks import installers
@@ -146,8 +148,6 @@ def _project(spec: str) -> str:
 def sandbox_python_satisfies(spec: str) -> bool:
     """Whether the sandbox's python3 already has a distribution meeting ``spec`` (``pandas``,
     ``numpy==1.26.4``, ``scipy>=1.10``); a requirement it cannot read is never satisfied."""
-    from packaging.requirements import InvalidRequirement, Requirement
-
     try:
         req = Requirement(spec)
     except InvalidRequirement:

@@ -11,13 +11,26 @@ import re
 from pathlib import Path
 
 from termrl.protocols import DIFFICULTIES, Limits, Task, TaskFile, TaskMeta, TestKind
-from termrl.tasks.formats.common import (TaskFormatError, check_id, get, load_toml, read_text,
-                                         read_tree, str_list)
-from termrl.tasks.formats.docker_env import (Environment, node_project, parse_dockerfile, task_files, test_spec_for,
-                                              tests_reach_network)
 from termrl.tasks import sysenv
-from termrl.tasks.pyenv import normalize
+from termrl.tasks.formats.common import (
+    TaskFormatError,
+    check_id,
+    get,
+    load_toml,
+    read_text,
+    read_tree,
+    str_list,
+)
+from termrl.tasks.formats.docker_env import (
+    Environment,
+    node_project,
+    parse_dockerfile,
+    task_files,
+    test_spec_for,
+    tests_reach_network,
+)
 from termrl.tasks.formats.terminal_bench import map_category
+from termrl.tasks.pyenv import normalize
 
 HARBOR_SECTIONS = ("agent", "verifier", "environment", "metadata", "solution")
 

@@ -8,10 +8,16 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from termrl.protocols import (CATEGORIES, DIFFICULTIES, SPLITS, Limits, Task, TaskMeta, TestKind,
-                              TestSpec)
-from termrl.tasks.formats.common import (TaskFormatError, check_id, get, load_toml, read_text,
-                                         read_tree, str_list)
+from termrl.protocols import CATEGORIES, DIFFICULTIES, SPLITS, Limits, Task, TaskMeta, TestKind, TestSpec
+from termrl.tasks.formats.common import (
+    TaskFormatError,
+    check_id,
+    get,
+    load_toml,
+    read_text,
+    read_tree,
+    str_list,
+)
 
 FORMAT_VERSION = 1
 LIMIT_FIELDS = {"agent_timeout_sec": float, "verifier_timeout_sec": float, "memory_mb": int,

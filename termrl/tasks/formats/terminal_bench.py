@@ -7,10 +7,15 @@ from pathlib import Path
 import yaml
 
 from termrl.protocols import CATEGORIES, DIFFICULTIES, Limits, Task, TaskFile, TaskMeta, TestKind
-from termrl.tasks.formats.common import TaskFormatError, check_id, get, read_text, read_tree, str_list
-from termrl.tasks.formats.docker_env import (node_project, parse_dockerfile, task_files, test_spec_for,
-                                              tests_reach_network)
 from termrl.tasks import sysenv
+from termrl.tasks.formats.common import TaskFormatError, check_id, get, read_text, read_tree, str_list
+from termrl.tasks.formats.docker_env import (
+    node_project,
+    parse_dockerfile,
+    task_files,
+    test_spec_for,
+    tests_reach_network,
+)
 from termrl.tasks.pyenv import normalize
 
 CATEGORY_MAP = {"file-operations": "shell", "file_operations": "shell", "system-administration": "shell",
