@@ -15,9 +15,9 @@ from termrl.cli.output import json_only_stdout, quiet_on_closed_pipe
 def _flags_take_no_value(typer_option: type) -> None:
     """Typer's rich help prints a type after every option, flags too (``--json <bool>``, ``--help
     <bool>``), as if they took a value; its plain help leaves flags bare. Make the rich help agree."""
-    type_of = typer_option.display_type_rich
-    if getattr(type_of, "flags_bare", False):
-        return
+    type_of = getattr(typer_option, "display_type_rich", None)
+    if type_of is None or getattr(type_of, "flags_bare", False):
+        return  # a typer without the method (older or newer): nothing to mend
 
     def display_type_rich(self, ctx):
         return None if self.is_flag else type_of(self, ctx)
