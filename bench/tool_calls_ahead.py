@@ -1,7 +1,7 @@
 """Multi-turn GRPO's tool calls: one rollout after another (TRL) against all at once (termrl).
 
 TRL 1.16 runs the tool calls of a batch's rollouts one rollout after another
-(``GRPOTrainer._tool_call_loop``); ``termrl.training.grpo_env.ToolCallsAhead`` runs up to
+(``GRPOTrainer._tool_call_loop``); ``termrl.reward.exports.trl_env.ToolCallsAhead`` runs up to
 ``workers`` rollouts' calls at a time, and finishes (verifies) the episode of a rollout that
 stopped calling tools while the others go on. This runs the same GRPO steps through
 ``train_grpo`` once per worker count, side by side in one run: a tiny model whose ``generate``
@@ -77,13 +77,14 @@ def run(model_dir: Path, tasks, workers: int, finish: bool, args, out: Path) -> 
     from trl import GRPOConfig
 
     from termrl.env import EnvConfig
-    from termrl.training.grpo import _trainer_class, train_grpo
-    from termrl.training.grpo_env import TerminalToolEnv
+    from termrl.reward.exports.trl_env import TerminalToolEnv
+    from termrl.training.ahead import grpo_trainer_class
+    from termrl.training.grpo import train_grpo
 
     tokenizer = AutoTokenizer.from_pretrained(model_dir)
     model = AutoModelForCausalLM.from_pretrained(model_dir)
     model.generate = ReferenceReplies(tokenizer, tasks, args.max_turns, args.generate_ms / 1000)
-    trainer_class = _trainer_class()
+    trainer_class = grpo_trainer_class()
     trainer_class.finish_ahead = finish
     loop, reset = trainer_class._tool_call_loop, TerminalToolEnv.reset
     spent = {loop: 0.0, reset: 0.0}

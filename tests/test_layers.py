@@ -26,8 +26,9 @@ LAYERS = [
     ("termrl.episode",),
     ("termrl.policies",),
     ("termrl.reward.judge",),
-    ("termrl.env", "termrl.reward.exports"),
+    ("termrl.env",),
     ("termrl.rollout", "termrl.distributed"),
+    ("termrl.reward.exports",),
     ("termrl.checks",),
     ("termrl.eval",),
     ("termrl.report",),
@@ -37,7 +38,8 @@ LAYERS = [
 """Lowest first: a module may import its own layer's modules and any below, never one above.
 The longest prefix names a module's layer: a reward spec scores an episode, so ``termrl.reward``
 is below ``termrl.episode``, but a judge is built from a policy and the trainers' reward
-functions play episodes, so ``termrl.reward.judge`` and ``termrl.reward.exports`` sit higher.
+functions play and score episodes (on every rank of a launched run), so ``termrl.reward.judge``
+and ``termrl.reward.exports`` sit higher.
 ``termrl`` itself (the package's ``__init__``: the public API) is at the top with the CLI."""
 
 

@@ -1,30 +1,35 @@
-"""Rewards started while the batch still generates: TRL's ``GRPOTrainer`` that hands each
-completion to its reward functions' evaluator as soon as the model has finished it.
+"""termrl's ``GRPOTrainer``: TRL's, with each rollout's reward started as soon as it can be.
 
 TRL 1.16 generates a whole batch, then computes the rewards: a completion that ended after
 ten tokens waits for the longest one of its batch before its sandbox starts, and on a GPU
 machine the CPU cores idle while the model generates, then the GPU idles while the
-completions are run and verified. ``rewards_ahead_trainer()`` overlaps the two:
+completions are run and verified. TRL also runs the tool calls of a batch's rollouts one
+rollout after another. ``grpo_trainer_class()`` overlaps them, for the reward functions of
+``termrl.reward.exports.trl.trl_reward_funcs`` (one ``BatchScorer``):
 
-- With transformers' ``generate`` (no vLLM, no tools), a stopping criterion that never stops
-  anything reads each decoding step's tokens; a row that has just emitted an end-of-sequence
-  token is decoded as TRL will decode it and its evaluation starts in the background
-  (``_BatchScorer.start``, ``workers`` threads) while the other rows go on generating.
-- Every backend (vLLM included, and completions that ended at the length limit): whatever was
-  not started during generation starts as soon as TRL has decoded the batch, so it overlaps
-  the log-probability passes TRL makes before it computes the rewards (``beta`` > 0,
+- **Tool calls ahead** (``environment_factory``, ``tool_workers`` > 1): TRL's tool loop is
+  wrapped in ``trl_env.ToolCallsAhead``: every rollout's calls run at once, and a rollout that
+  stopped calling tools has its episode finished while the others go on.
+- **During generation** (transformers' ``generate``, no vLLM): a stopping criterion that never
+  stops anything reads each decoding step's tokens; a row that has just emitted an
+  end-of-sequence token is decoded as TRL will decode it, and its reward starts in the
+  background while the other rows go on generating: ``scorer.start`` (a completion played by
+  ``evaluate``), or ``scorer.finish_ahead`` (the episode of a one-turn rollout,
+  ``max_tool_calling_iterations=0``, with its reply's calls).
+- **After generation** (every backend, vLLM included, and completions that ended at the
+  length limit): whatever was not started starts as soon as TRL has decoded the batch, so it
+  overlaps the log-probability passes TRL makes before it computes the rewards (``beta`` > 0,
   ``num_iterations`` > 1).
 
-The reward call then takes each started result for the same prompt, completion text and row
-(``trl_reward_funcs``' scorer) and evaluates only what was not started, so the rewards, their
-order and what TRL trains on are those of a plain ``GRPOTrainer``; only when each evaluation
-runs changes. A completion decoded here differently from TRL (a tokenizer whose decoding
-depends on more than the tokens) is not taken, just evaluated again: it costs time, never a
-wrong reward. ``trainer.rewards_ahead`` counts the starts, and each scorer's ``taken_ahead``
-how many of them were used.
+The reward call then takes each started result and plays only what was not started, so the
+rewards, their order and what TRL trains on are those of a plain ``GRPOTrainer``; only when each
+part runs changes. A completion decoded here differently from TRL is not taken, just played
+again: it costs time, never a wrong reward. ``trainer.rewards_ahead`` counts the starts,
+``trainer.episodes_finished_ahead`` the episodes ``ToolCallsAhead`` finished, and the scorer's
+``taken_ahead`` how many starts were used.
 
-Reward functions that are not ``trl_reward_funcs``' (anything without a ``scorer`` that
-can ``start``) are called as TRL calls them. The evaluator must be thread-safe, as
+Reward functions that are not ``trl_reward_funcs``' (anything without a ``scorer`` that can
+``start``) are called as TRL calls them. An ``evaluate`` function must be thread-safe, as
 ``workers`` > 1 already requires.
 """
 
@@ -38,6 +43,7 @@ from dataclasses import dataclass
 from packaging.version import Version
 
 from termrl.reward.exports.trl import reward_row
+from termrl.reward.exports.trl_env import ToolCallsAhead
 
 
 @dataclass
@@ -100,24 +106,31 @@ def generate_with(model, criterion) -> Iterator[None]:
 
 
 @functools.cache
-def rewards_ahead_trainer():
-    """TRL's ``GRPOTrainer`` with each completion's evaluation started as soon as it is finished."""
+def grpo_trainer_class():
+    """TRL's ``GRPOTrainer`` with tool calls and rewards started ahead (the module's docstring)."""
     import transformers  # heavy: transformers
     from trl import GRPOTrainer  # heavy: trl
     from trl.chat_template_utils import parse_response  # heavy: trl
     from trl.data_utils import is_conversational  # heavy: trl
 
-    class RewardsAheadGRPOTrainer(GRPOTrainer):
+    class TermrlGRPOTrainer(GRPOTrainer):
+        tool_workers = 1
+        """Rollouts whose tool calls run at once (1: one after another, as in TRL)."""
+        finish_ahead = True
+        """Finish a rollout's episode as soon as it stops calling tools (with ``tool_workers`` > 1)."""
+
         def __init__(self, *args, **kwargs):
             super().__init__(*args, **kwargs)
             self.rewards_ahead = AheadCounts()
+            self.episodes_finished_ahead = 0
+            """Episodes ``ToolCallsAhead`` finished while other rollouts of their batch still called tools."""
             self._ahead_inputs: list[dict] | None = None
             self._ahead_prompts: list | None = None
             self._ahead_scorers: list = []
             self._ahead_started: set[int] = set()
 
         def _scorers(self) -> list:
-            """The reward functions' scorers that can start an evaluation (``trl_reward_funcs``'), once each."""
+            """The reward functions' scorers that can start work ahead (``trl_reward_funcs``'), once each."""
             scorers = {}
             for func in self.reward_funcs:
                 scorer = getattr(func, "scorer", None)
@@ -132,6 +145,10 @@ def rewards_ahead_trainer():
                 for scorer in self._scorers():
                     scorer.close()
 
+        def _one_turn(self) -> bool:
+            """Whether the first reply of each rollout is its last: no tools, or no tool rounds."""
+            return not self.tools or self.max_tool_calling_iterations == 0
+
         def _generate_and_score_completions(self, inputs):
             self._ahead_scorers = self._scorers()
             for scorer in self._ahead_scorers:
@@ -142,6 +159,15 @@ def rewards_ahead_trainer():
                 return super()._generate_and_score_completions(inputs)
             finally:
                 self._ahead_inputs = self._ahead_prompts = None
+
+        def _tool_call_loop(self, prompts, prompt_ids, completion_ids, completions, *args, **kwargs):
+            ahead = ToolCallsAhead(self.environments, self._sync_tool_dicts, self._async_tool_dicts, completions,
+                                   self.tool_workers, self.finish_ahead)
+            try:
+                with ahead:
+                    return super()._tool_call_loop(prompts, prompt_ids, completion_ids, completions, *args, **kwargs)
+            finally:
+                self.episodes_finished_ahead += ahead.finished
 
         def _generate(self, prompts):
             self._ahead_prompts = prompts
@@ -156,7 +182,7 @@ def rewards_ahead_trainer():
 
         def _generate_single_turn(self, prompt_ids, *args, **kwargs):
             if (self._ahead_inputs is None or self.use_vllm or self.use_transformers_continuous_batching
-                    or self.tools or self.rollout_func is not None or self._ahead_prompts is None
+                    or not self._one_turn() or self.rollout_func is not None or self._ahead_prompts is None
                     or len(prompt_ids) != len(self._ahead_inputs)):
                 return super()._generate_single_turn(prompt_ids, *args, **kwargs)
 
@@ -172,22 +198,32 @@ def rewards_ahead_trainer():
 
         def _start(self, row: int, completion) -> None:
             self._ahead_started.add(row)
+            if self.environments:
+                environment = self.environments[row]
+                for scorer in self._ahead_scorers:
+                    if callable(getattr(scorer, "finish_ahead", None)):
+                        scorer.finish_ahead(environment, completion)
+                return
             prompt, example = self._ahead_prompts[row], reward_row(self._ahead_inputs[row])
             for scorer in self._ahead_scorers:
                 scorer.start(prompt, completion, example)
 
         def _decoded(self, row: int, prompt_ids: list[int], completion_ids: list[int]):
-            """One completion as TRL 1.16's ``_generate`` decodes it (single turn, no tools)."""
+            """One completion as TRL 1.16's ``_generate`` decodes it (before any tool round)."""
             if not is_conversational({"prompt": self._ahead_prompts[row]}):
                 return self.processing_class.batch_decode([completion_ids], skip_special_tokens=True)[0]
             if Version(transformers.__version__) >= Version("5.0.0") and (
                     getattr(self._tokenizer, "response_template", None) is not None
                     or getattr(self._tokenizer, "response_schema", None) is not None):
-                return [parse_response(self._tokenizer, completion_ids, prefix=prompt_ids, tools=self.tools)]
+                if self.environment_factories is not None:
+                    tools = self._env_tools[self._batch_environments[row]]
+                else:
+                    tools = self.tools
+                return [parse_response(self._tokenizer, completion_ids, prefix=prompt_ids, tools=tools)]
             content = self.processing_class.batch_decode([completion_ids], skip_special_tokens=True)[0]
             return [{"role": "assistant", "content": content}]
 
-    return RewardsAheadGRPOTrainer
+    return TermrlGRPOTrainer
 
 
-__all__ = ["AheadCounts", "FinishedRows", "generate_with", "rewards_ahead_trainer"]
+__all__ = ["AheadCounts", "FinishedRows", "generate_with", "grpo_trainer_class"]

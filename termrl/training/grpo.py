@@ -9,12 +9,12 @@ advantage is its reward minus its group's mean, over the group's std; the loss i
 clipped policy gradient ("dapo" token normalisation), with no KL term (``beta=0``).
 
 termrl writes only what TRL cannot do: the environment adapter
-(``termrl.training.grpo_env``), the reward functions (one ``EpisodeScorer`` per run with one
-view per spec component, ``termrl.training.grpo_rewards``), the count of zero-variance
-groups, and tool calls run for all rollouts at once (TRL runs them one rollout after
-another; with ``workers`` above 1 the trainer, TRL's with its tool loop wrapped in
-``ToolCallsAhead``, runs up to ``workers`` rollouts' calls at a time, and finishes the
-episode of a rollout that stopped calling tools while the others go on). The rest is TRL's:
+(``termrl.reward.exports.trl_env``), the reward functions (``trl_reward_funcs``: one
+``BatchScorer`` per run with one function per spec component, the same adapter a user gives
+their own ``GRPOTrainer``), the count of zero-variance groups, and work started ahead
+(``termrl.training.ahead``: with ``workers`` above 1 up to ``workers`` rollouts' tool calls run
+at a time, where TRL runs them one rollout after another, and a rollout's episode is finished
+as soon as it is over while the others go on). The rest is TRL's:
 
 - Environment tokens are masked out of the loss by TRL's tool loop: the tokens of tool
   results get 0 in its ``tool_mask`` and the loss mask is ``completion_mask * tool_mask``.
@@ -26,6 +26,9 @@ episode of a rollout that stopped calling tools while the others go on). The res
   verification failed gets None from every function: TRL leaves it out of the group
   baseline and gives it advantage 0. Hack findings are applied by the spec (the preset's
   ``hack`` component caps the total).
+- ``max_turns``: replies per rollout, TRL's ``max_tool_calling_iterations`` plus one (the
+  calls of the reply at the cap run when the episode is finished, ``trl_env.pending_calls``).
+  With 1, GRPO trains on one reply per episode: the same path, one turn.
 - The environment defines no ``get_reward`` (TRL would add it as one more, unweighted
   reward source and count the reward twice).
 - LoRA: pass ``peft_config``. vLLM: set ``use_vllm`` / ``vllm_mode`` in ``args``; they
@@ -34,7 +37,7 @@ episode of a rollout that stopped calling tools while the others go on). The res
 Logged per generation batch: ``termrl/zero_variance_groups`` (fraction of groups whose
 rollouts all earned the same total: their advantages are all 0 and they train nothing),
 ``termrl/zero_variance_groups_cumulative`` (the same since the start) and
-``termrl/unverified_fraction``, by the scorer's ``BatchLog`` callback. The running counts are
+``termrl/unverified_fraction``, by the scorer's ``BatchLog`` callback (``termrl.reward.exports.trl``). The running counts are
 in ``reward_funcs[0].scorer.stats``.
 
 Known limits: a length term (``length_penalty``) counts the completion tokens TRL passes
@@ -47,16 +50,16 @@ verification, detection and reward time are counted apart.
 from __future__ import annotations
 
 import contextlib
-import functools
 from collections.abc import Callable, Iterable
 
 from termrl.actions import NATIVE_PROMPT
 from termrl.env import EnvConfig
 from termrl.episode import Verifier, system_message
 from termrl.protocols import Judge, Task
+from termrl.reward.exports.trl import ScoredBatch, trl_reward_funcs
+from termrl.reward.exports.trl_env import EnvironmentFactory, register_tasks, resolve_task
 from termrl.reward.spec import RewardSpec, as_spec
-from termrl.training.grpo_env import EnvironmentFactory, ToolCallsAhead, register_tasks, resolve_task
-from termrl.training.grpo_rewards import EpisodeScorer, ScoredBatch, ZeroVarianceStats, grpo_reward_funcs
+from termrl.training.ahead import grpo_trainer_class
 
 GRPO_PROMPT = NATIVE_PROMPT
 """The system prompt of every GRPO rollout: the ``native`` action format's (TRL's tool loop is native
@@ -101,24 +104,28 @@ def train_grpo(model, tokenizer, tasks, spec: RewardSpec | str, args, peft_confi
                env_config: EnvConfig | None = None, workers: int = 1, system_prompt: str = GRPO_PROMPT,
                on_batch: Callable[[ScoredBatch], None] | None = None,
                resume_from_checkpoint: str | bool | None = None, verifier: Verifier | None = None,
-               judge: Judge | None = None):
+               judge: Judge | None = None, print_logs: bool = True):
     """Train ``model`` with GRPO on ``tasks``; returns the ``GRPOTrainer`` after training.
 
     ``model``: a causal LM (or a path); ``tokenizer``: its tokenizer, whose chat template must
     support tool calling (TRL parses the tool calls with it). ``tasks``: Tasks, task ids, rows
     (see ``task_rows``) or a ``datasets.Dataset`` with ``prompt`` and ``task_id`` columns.
-    ``spec``: a ``RewardSpec`` or preset name. ``args``: a ``trl.GRPOConfig``, used as is.
+    ``spec``: a ``RewardSpec`` or preset name. ``args``: a ``trl.GRPOConfig``, used as is (its
+    ``max_tool_calling_iterations`` caps the tool rounds: 0 trains one reply per episode).
     ``peft_config``: LoRA (or any PEFT) config; only the adapter is trained. ``accountant``:
     a ``termrl.rollout.accounting.Accountant``; training goes to its ``training`` phase,
     sandbox, verification, detection and reward time to theirs. ``env_config``: the episodes'
     limits and sandbox backend. ``workers``: episodes verified, and rollouts' tool calls run, at
-    once. ``on_batch``: called with every ``ScoredBatch`` (``termrl train`` stores the rollouts).
-    ``resume_from_checkpoint``: passed to ``Trainer.train``. ``verifier``: how finished episodes
-    are verified (None: in their own sandboxes; ``PoolVerifier(RayVerifierPool(...))``: on a Ray
-    cluster). ``judge``: a ``termrl.reward.judge.ModelJudge`` reading each passing episode (a
-    spec's ``judge`` component). Every sandbox is closed when this returns, also when training
-    raises. The run's ``EpisodeScorer`` (one per run: it finishes and scores each batch once)
-    is ``trainer.reward_funcs[0].scorer``.
+    once. ``system_prompt``: every rollout's system prompt. ``on_batch``: called with every
+    ``ScoredBatch`` (``termrl train`` stores the rollouts). ``resume_from_checkpoint``: passed
+    to ``Trainer.train``. ``verifier``: how finished episodes are verified (None: in their own
+    sandboxes; ``PoolVerifier(VerifierPool(...))``: on warm verifiers;
+    ``PoolVerifier(RayVerifierPool(...))``: on a Ray cluster). ``judge``: a
+    ``termrl.reward.judge.ModelJudge`` reading each passing episode (a spec's ``judge``
+    component). ``print_logs``: keep transformers' ``PrinterCallback`` (each step's logs printed
+    on stdout; ``termrl train`` reports progress by its own callback). Every sandbox is closed when this returns, also when training raises. The run's
+    ``BatchScorer`` (one per run: it finishes and scores each batch once) is
+    ``trainer.reward_funcs[0].scorer``.
     """
     from datasets import Dataset  # heavy: datasets
 
@@ -127,44 +134,25 @@ def train_grpo(model, tokenizer, tasks, spec: RewardSpec | str, args, peft_confi
     dataset = tasks if isinstance(tasks, Dataset) else Dataset.from_list(task_rows(tasks, system_prompt))
     if "task_id" not in dataset.column_names:
         raise ValueError("the dataset needs a 'task_id' column (and a 'prompt' column); build it with task_rows")
-    phase = accountant.phase if accountant is not None else None
-    factory = EnvironmentFactory(env_config, phase, verifier=verifier, judge=judge)
-    scorer = EpisodeScorer(spec, args.num_generations, workers, phase, [on_batch] if on_batch else [])
-    trainer = _trainer_class()(model=model, reward_funcs=scorer.views(), args=args, train_dataset=dataset,
-                               processing_class=tokenizer, callbacks=list(callbacks), peft_config=peft_config,
-                               environment_factory=factory)
+    factory = EnvironmentFactory(env_config, accountant.phase if accountant is not None else None,
+                                 verifier=verifier, judge=judge)
+    funcs = trl_reward_funcs(spec, workers=workers, num_generations=args.num_generations,
+                             max_tool_calling_iterations=args.max_tool_calling_iterations, accountant=accountant,
+                             on_batch=on_batch)
+    trainer = grpo_trainer_class()(model=model, reward_funcs=funcs, args=args, train_dataset=dataset,
+                                   processing_class=tokenizer, callbacks=list(callbacks), peft_config=peft_config,
+                                   environment_factory=factory)
     trainer.tool_workers = workers
+    if not print_logs:
+        from transformers import PrinterCallback  # heavy: transformers (loaded with TRL above)
+
+        trainer.remove_callback(PrinterCallback)
     try:
-        with phase("training") if phase else contextlib.nullcontext():
+        with accountant.phase("training") if accountant is not None else contextlib.nullcontext():
             trainer.train(resume_from_checkpoint=resume_from_checkpoint)
     finally:
         factory.close()
     return trainer
 
 
-@functools.cache
-def _trainer_class():
-    """TRL's ``GRPOTrainer`` whose tool loop runs the rollouts' calls at once (``ToolCallsAhead``)."""
-    from trl import GRPOTrainer  # heavy: trl
-
-    class TermrlGRPOTrainer(GRPOTrainer):
-        tool_workers = 1
-        """Rollouts whose tool calls run at once (1: one after another, as in TRL)."""
-        finish_ahead = True
-        """Finish a rollout's episode as soon as it stops calling tools (with ``tool_workers`` > 1)."""
-        episodes_finished_ahead = 0
-        """Episodes finished while other rollouts of their batch still called tools (``ToolCallsAhead``)."""
-
-        def _tool_call_loop(self, prompts, prompt_ids, completion_ids, completions, *args, **kwargs):
-            ahead = ToolCallsAhead(self.environments, self._sync_tool_dicts, self._async_tool_dicts, completions,
-                                   self.tool_workers, self.finish_ahead)
-            try:
-                with ahead:
-                    return super()._tool_call_loop(prompts, prompt_ids, completion_ids, completions, *args, **kwargs)
-            finally:
-                self.episodes_finished_ahead += ahead.finished
-
-    return TermrlGRPOTrainer
-
-
-__all__ = ["GRPO_PROMPT", "ZeroVarianceStats", "grpo_reward_funcs", "task_rows", "train_grpo"]
+__all__ = ["GRPO_PROMPT", "task_rows", "train_grpo"]

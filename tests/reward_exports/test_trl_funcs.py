@@ -60,7 +60,10 @@ def test_none_from_every_function_when_verification_fails():
         assert isinstance(values[0], float) and isinstance(values[3], float)
     # counted apart from the policy's failures: once per batch, not once per function
     assert funcs[0].scorer.unverified == 2
-    assert logged == [("termrl/unverified_fraction", 0.5)]
+    # groups by prompt (no num_generations): each holds one verified completion, so no signal
+    assert logged == [("termrl/zero_variance_groups", 1.0), ("termrl/zero_variance_groups_cumulative", 1.0),
+                      ("termrl/unverified_fraction", 0.5)]
+    assert (funcs[0].scorer.stats.groups, funcs[0].scorer.stats.zero) == (2, 2)
 
 
 def test_progress_from_trainer_state_moves_a_scheduled_weight():

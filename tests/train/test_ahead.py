@@ -14,7 +14,7 @@ from trl import GRPOConfig, GRPOTrainer
 
 from termrl.reward.exports.trl import reward_row, trl_reward_funcs
 from termrl.reward.spec import load_spec
-from termrl.training.ahead import FinishedRows, generate_with, rewards_ahead_trainer
+from termrl.training.ahead import FinishedRows, generate_with, grpo_trainer_class
 from tests.reward_exports.conftest import CountingEvaluate, evidence
 from tests.reward_exports.test_trl_grpo import tiny_model, tiny_tokenizer
 
@@ -70,7 +70,7 @@ def test_the_same_rewards_and_weights_as_a_plain_trainer(tmp_path, conversationa
     plain, plain_scorer, plain_logs, _ = run(GRPOTrainer, tmp_path / "plain", Recorder(),
                                              conversational=conversational)
     recorder = Recorder(delay_s=0.01)
-    ahead, scorer, logs, _ = run(rewards_ahead_trainer(), tmp_path / "ahead", recorder,
+    ahead, scorer, logs, _ = run(grpo_trainer_class(), tmp_path / "ahead", recorder,
                                  conversational=conversational)
 
     assert logs == plain_logs  # every step's reward and per-component means, exactly
@@ -86,7 +86,7 @@ def test_the_same_rewards_and_weights_as_a_plain_trainer(tmp_path, conversationa
 
 def test_evaluations_start_before_the_batch_has_generated(tmp_path):
     recorder = Recorder(delay_s=0.01)
-    trainer, _, _, generated_until = run(rewards_ahead_trainer(), tmp_path, recorder, steps=2)
+    trainer, _, _, generated_until = run(grpo_trainer_class(), tmp_path, recorder, steps=2)
     assert len(generated_until) == 2
     # the evaluations of each batch start in its generation (the first started before generate returned)
     early = [t for t, _, _ in recorder.started if t < generated_until[0]]
@@ -94,7 +94,7 @@ def test_evaluations_start_before_the_batch_has_generated(tmp_path):
 
 
 def test_a_completion_decoded_differently_is_evaluated_again_not_misread(tmp_path):
-    class Misreading(rewards_ahead_trainer()):
+    class Misreading(grpo_trainer_class()):
         def _decoded(self, row, prompt_ids, completion_ids):
             return "ok ok " + super()._decoded(row, prompt_ids, completion_ids)  # would pass: must not be used
 

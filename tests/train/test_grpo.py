@@ -23,9 +23,15 @@ pytest.importorskip("peft")
 
 from termrl.env import EnvConfig, TerminalEnv  # noqa: E402
 from termrl.protocols import Action, ActionKind, Task, TaskFile  # noqa: E402
+from termrl.reward.exports.trl import ZeroVarianceStats, trl_reward_funcs  # noqa: E402
+from termrl.reward.exports.trl_env import (  # noqa: E402
+    EnvironmentFactory,
+    TerminalToolEnv,
+    episode_outcome,
+    pending_calls,
+)
 from termrl.reward.spec import load_spec  # noqa: E402
-from termrl.training.grpo import ZeroVarianceStats, grpo_reward_funcs, task_rows, train_grpo  # noqa: E402
-from termrl.training.grpo_env import EnvironmentFactory, TerminalToolEnv, episode_outcome  # noqa: E402
+from termrl.training.grpo import task_rows, train_grpo  # noqa: E402
 
 os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
 
@@ -160,7 +166,7 @@ def model_logp(model, batch, i: int) -> float:
 
 
 def rewards_of(env, spec, trainer_state=None) -> dict[str, float | None]:
-    funcs = grpo_reward_funcs(spec)
+    funcs = trl_reward_funcs(spec)
     kwargs = {"trainer_state": trainer_state} if trainer_state is not None else {}
     return {f.__name__: f(prompts=["p"], completions=["c"], environments=[env], **kwargs)[0] for f in funcs}
 
@@ -274,7 +280,7 @@ def test_adapter_step_limit_and_closing():
 
 
 def test_rewards_need_environments_and_spec_weights():
-    [f, *_] = grpo_reward_funcs("coderl")
+    [f, *_] = trl_reward_funcs("coderl")
     with pytest.raises(ValueError, match="environment_factory"):
         f(prompts=["p"], completions=["c"])
     with pytest.raises(ValueError, match="reward spec"):
@@ -410,16 +416,16 @@ AHEAD_SCRIPTS = {"Write the word hello": [
 
 def run_ahead_batch(tiny, tmp_path, monkeypatch, workers: int):
     """One GRPO step of 4 scripted rollouts; what TRL handed the loss, each call the environments
-    ran: (episode, action, start, end), each episode's finish (episode, "finish", start, end,
-    thread) and the end of TRL's tool loop (None, "loop", end, end)."""
+    ran: (episode, action, start, end), each episode's end (None, "finish", start, end, thread:
+    its verification and detectors) and the end of TRL's tool loop (None, "loop", end, end)."""
     import threading
     import time
 
-    from termrl.training.grpo import _trainer_class
+    from termrl.training.ahead import grpo_trainer_class
 
     batches = capture_batches(monkeypatch)
     ran: list[tuple] = []
-    original, finish = TerminalToolEnv._run, TerminalToolEnv._finish
+    original, finish = TerminalToolEnv._run, TerminalEnv._finish
 
     def timed(self, action):
         start = time.monotonic()
@@ -428,15 +434,14 @@ def run_ahead_batch(tiny, tmp_path, monkeypatch, workers: int):
         finally:
             ran.append((self.episode, action.to_dict(), start, time.monotonic()))
 
-    def timed_finish(self):
-        start, first = time.monotonic(), self.outcome is None or self.env.box is not None
+    def timed_finish(self, ending):  # the episode's end: verified, read by the detectors (once per episode)
+        start = time.monotonic()
         try:
-            return finish(self)
+            return finish(self, ending)
         finally:
-            if first:
-                ran.append((self.episode, "finish", start, time.monotonic(), threading.current_thread().name))
+            ran.append((None, "finish", start, time.monotonic(), threading.current_thread().name))
 
-    trainer_class = _trainer_class()
+    trainer_class = grpo_trainer_class()
     loop = trainer_class._tool_call_loop
 
     def timed_loop(self, *args, **kwargs):
@@ -446,7 +451,7 @@ def run_ahead_batch(tiny, tmp_path, monkeypatch, workers: int):
             ran.append((None, "loop", time.monotonic(), time.monotonic()))
 
     monkeypatch.setattr(TerminalToolEnv, "_run", timed)
-    monkeypatch.setattr(TerminalToolEnv, "_finish", timed_finish)
+    monkeypatch.setattr(TerminalEnv, "_finish", timed_finish)
     monkeypatch.setattr(trainer_class, "_tool_call_loop", timed_loop)
     model, tokenizer = load(tiny, AHEAD_SCRIPTS)
     trainer = train_grpo(model, tokenizer, [HELLO], "coderl", config(
@@ -470,6 +475,8 @@ def test_the_rollouts_tool_calls_run_at_once_and_give_trl_what_one_after_another
     loop_end = {name: [r[2] for r in ran if r[1] == "loop"] for name, ran in (("serial", ran_serial),
                                                                               ("ahead", ran_ahead))}
     assert [len(f) for f in finishes.values()] == [4, 4]  # every episode finished once either way
+    for trainer in (trainer_serial, trainer_ahead):  # and never played again
+        assert [e.replayed for e in trainer.environment_factories[None].environments] == [0] * 4
     assert [len(e) for e in loop_end.values()] == [1, 1]
     ran_serial, ran_ahead = ([r for r in ran if r[1] not in ("finish", "loop")] for ran in (ran_serial, ran_ahead))
 
@@ -503,7 +510,7 @@ def test_the_rollouts_tool_calls_run_at_once_and_give_trl_what_one_after_another
 
 
 def test_a_reply_that_calls_anything_but_its_environments_tools_is_left_to_trl():
-    from termrl.training.grpo_env import _calls_of
+    from termrl.reward.exports.trl_env import _calls_of
 
     env, other = TerminalToolEnv(CONFIG), TerminalToolEnv(CONFIG)
 
@@ -552,31 +559,35 @@ class FakeEnv:
     def __init__(self, episode: int, task_id: str, passed: bool):
         from termrl.protocols import Ending, Evidence, Outcome
 
-        self.episode, self.task_id, self.finished = episode, task_id, 0
+        self.episode, self.task_id, self.finished, self.pending = episode, task_id, 0, []
         self._outcome = Outcome(Ending.SUBMITTED, Evidence(task_id, passed=passed))
 
-    def _finish(self):
+    def _finish(self, pending=()):
         self.finished += 1
+        self.pending.append(list(pending))
         return self._outcome
 
 
 def test_scorer_finishes_each_episode_once_and_calls_back_once_per_batch():
     from types import SimpleNamespace
 
-    from termrl.training.grpo_rewards import EpisodeScorer
+    from termrl.reward.exports.trl import BatchScorer
 
     spec = load_spec("coderl")
     batches, metrics = [], {}
-    scorer = EpisodeScorer(spec, num_generations=2, callbacks=[batches.append])
+    views = trl_reward_funcs(spec, num_generations=2, on_batch=batches.append)
+    scorer = views[0].scorer
+    assert isinstance(scorer, BatchScorer) and all(v.scorer is scorer for v in views)
     envs = [FakeEnv(i, "a" if i < 2 else "b", passed=i in (0, 2, 3)) for i in range(4)]
-    views = scorer.views()
     state = SimpleNamespace(global_step=1, max_steps=4)
     out = {}
     for view in reversed(views):  # whichever view asks first, the batch is finished and logged once
         out[view.__name__] = view(prompts=["p"] * 4, completions=["c"] * 4, environments=envs,
                                   trainer_state=state, log_metric=lambda k, v: metrics.setdefault(k, []).append(v))
-    assert [e.finished for e in envs] == [1, 1, 1, 1] and scorer.episodes == 4
+    assert [e.finished for e in envs] == [1, 1, 1, 1] and scorer.evaluations == 4
+    assert [e.pending for e in envs] == [[[]]] * 4  # no cap: TRL ran every call, none is left for the scorer
     assert len(batches) == 1 and batches[0].groups == [0, 0, 1, 1]
+    assert batches[0].environments == envs
     totals = [sum(out[v.__name__][i] for v in views) for i in range(4)]
     assert totals == pytest.approx([r.total for r in batches[0].rewards])
     assert metrics["termrl/zero_variance_groups"] == [0.5]  # group a differs, group b both passed
@@ -585,3 +596,223 @@ def test_scorer_finishes_each_episode_once_and_calls_back_once_per_batch():
     again = [FakeEnv(i, "a", passed=False) for i in range(4, 8)]  # new episode ids: a new batch
     views[0](prompts=["p"] * 4, completions=["c"] * 4, environments=again, trainer_state=state)
     assert [e.finished for e in again] == [1, 1, 1, 1] and len(batches) == 2 and scorer.stats.groups == 4
+    assert scorer.evaluations == 8 and scorer.taken_ahead == 0 and scorer.unverified == 0
+
+
+# --------------------------------------------------------------------------- calls left at the cap
+
+
+def fn(name: str, **arguments) -> dict:
+    """A tool call as TRL parses it into a reply's ``tool_calls``."""
+    return {"type": "function", "function": {"name": name, "arguments": arguments}}
+
+
+def reply(*calls: dict, content: str = "") -> dict:
+    return {"role": "assistant", "content": content, **({"tool_calls": list(calls)} if calls else {})}
+
+
+def result(content: str) -> dict:
+    return {"role": "tool", "name": "bash", "content": content}
+
+
+def test_pending_calls_are_the_calls_of_a_reply_left_at_the_cap():
+    ls, cat, pwd = fn("bash", command="ls"), fn("bash", command="cat a"), fn("bash", command="pwd")
+    one = [reply(ls, cat)]
+    three = [reply(ls), result("a"), reply(pwd), result("b"), reply(cat)]
+    # capped: the reply that reached the cap keeps its calls, in their order; TRL never ran them
+    assert pending_calls(one, 0) == [ls, cat]
+    assert pending_calls(three, 2) == [cat]
+    # uncapped: TRL's loop ran every call
+    assert pending_calls(one, None) == [] and pending_calls(three, None) == []
+    # rolled back (fewer replies than the cap): the calls ran, only their overlong results were dropped
+    assert pending_calls(one, 1) == [] and pending_calls(three, 3) == [] and pending_calls(three[:3], 2) == []
+    # the last message is not a reply with calls: nothing is left
+    assert pending_calls(three[:4], 0) == []  # a tool result
+    assert pending_calls([reply(ls), result("a"), reply(content="Done.")], 0) == []  # a reply without calls
+    assert pending_calls([], 0) == [] and pending_calls("<tool_call>...</tool_call>", 0) == []
+
+
+def one_command_task(seed: int = 7):
+    """A ``one-command`` family task and its reference command, as a parsed tool call."""
+    from termrl.policies.tiny import reference_reply
+    from termrl.reward.exports.trl_env import register_tasks
+    from termrl.tasks.families import get_family
+
+    family = get_family("one-command")
+    task = family.generate(family.train_seeds.start + seed)
+    register_tasks([task])
+    text = reference_reply(task)
+    assert text.startswith("<tool_call>") and text.endswith("</tool_call>")
+    call_ = json.loads(text.removeprefix("<tool_call>").removesuffix("</tool_call>"))
+    assert call_["name"] == "bash"
+    return task, fn("bash", **call_["arguments"])
+
+
+def commands(env: TerminalToolEnv) -> list[str]:
+    """The commands of ``env``'s episode, in its trace's order."""
+    return [s.action["command"] for s in env.env.steps if s.action and s.action.get("kind") == "command"]
+
+
+COUNT = "echo ran >> .runs; wc -l < .runs"
+"""Appends a line each time it runs and prints how many lines there are."""
+ROOMY = EnvConfig(static=False, command_timeout_s=30, max_steps=4)
+"""The family's tasks allow one step; with more, a call run twice would show in the trace."""
+
+
+@pytest.mark.sandbox
+def test_one_turn_scorer_runs_the_replys_calls_once_and_only_at_the_cap():
+    task, reference_call = one_command_task()
+    completion = [reply(reference_call, fn("bash", command=COUNT))]
+    got = {}
+    for cap in (0, None):
+        env = TerminalToolEnv(ROOMY)
+        env.reset(task_id=task.id)
+        funcs = trl_reward_funcs("coderl", max_tool_calling_iterations=cap)
+        got[cap] = {f.__name__: f(prompts=["p"], completions=[completion], environments=[env])[0] for f in funcs}
+        assert funcs[0].scorer.evaluations == 1 and funcs[0].scorer.unverified == 0
+        got[cap, "env"] = env
+
+    # cap 0: the scorer runs the reply's calls, each once, then submits; the reference passes
+    env = got[0, "env"]
+    assert commands(env) == [reference_call["function"]["arguments"]["command"], COUNT]
+    assert env.env.steps[1].observation.split()[-1] == "1"  # appended once
+    assert env.ending.value == "submitted" and env.outcome.evidence.passed
+    assert got[0]["termrl/outcome"] == 1.0 and env.replayed == 0
+    assert env.env.box is None  # finished and closed
+
+    # no cap: TRL's loop ran the calls (here: it did not, so nothing ran); the scorer only submits
+    env = got[None, "env"]
+    assert commands(env) == [] and env.ending.value == "submitted"
+    assert env.outcome.evidence.verified and not env.outcome.evidence.passed
+    assert got[None]["termrl/outcome"] < 0
+
+
+def wait_finished(env: TerminalToolEnv, timeout_s: float = 60.0) -> None:
+    """Wait until the finish started ahead has ended ``env``'s episode (the reward call after it
+    then waits for that finish to return: one finish at a time per environment)."""
+    import time
+
+    deadline = time.monotonic() + timeout_s
+    while env.outcome is None:
+        assert time.monotonic() < deadline, "the episode finished ahead never ended"
+        time.sleep(0.05)
+
+
+@pytest.mark.sandbox
+def test_an_episode_finished_ahead_is_taken_or_played_again_with_trls_reply():
+    import copy
+
+    task, reference_call = one_command_task()
+    right = [reply(reference_call)]
+    wrong = [reply(fn("bash", command="echo wrong > wrong.txt"))]
+    funcs = trl_reward_funcs("coderl", max_tool_calling_iterations=0, workers=2)
+    scorer = funcs[0].scorer
+    env = TerminalToolEnv(ROOMY)
+
+    # decoded ahead as TRL decodes it (an equal reply, another object): the finish is taken as it is
+    env.reset(task_id=task.id)
+    scorer.finish_ahead(env, copy.deepcopy(right))
+    wait_finished(env)
+    out = {f.__name__: f(prompts=["p"], completions=[right], environments=[env])[0] for f in funcs}
+    assert scorer.taken_ahead == 1 and scorer.evaluations == 0 and env.replayed == 0
+    assert commands(env) == [reference_call["function"]["arguments"]["command"]]  # ran once
+    assert out["termrl/outcome"] == 1.0 and env.outcome.evidence.passed
+
+    # decoded ahead otherwise than TRL (the reply ahead would pass): played again with TRL's reply
+    scorer.forget_started()  # the next batch, as the trainer does
+    env.reset(task_id=task.id)
+    scorer.finish_ahead(env, right)
+    wait_finished(env)
+    assert env.outcome.evidence.passed  # what was finished ahead
+    out = {f.__name__: f(prompts=["p"], completions=[wrong], environments=[env])[0] for f in funcs}
+    assert env.replayed == 1 and commands(env) == ["echo wrong > wrong.txt"]
+    assert not env.outcome.evidence.passed and out["termrl/outcome"] < 0
+    assert scorer.unverified == 0
+    scorer.close()
+    env._close()
+    assert not leftover_sandboxes()
+
+
+class Streaming(Scripted):
+    """``Scripted``, showing each decoding step to the stopping criteria as ``generate`` does (the
+    trainer's ``FinishedRows`` starts a row's reward when the row emits its end token)."""
+
+    def __call__(self, input_ids, attention_mask=None, stopping_criteria=None, **kwargs):
+        out = super().__call__(input_ids, attention_mask, **kwargs)
+        for end in range(input_ids.shape[1] + 1, out.shape[1] + 1):
+            for criterion in stopping_criteria or ():
+                criterion(out[:, :end], None)
+        return out
+
+
+@pytest.mark.sandbox
+def test_a_finish_still_queued_ahead_never_replays_an_episode_the_reward_call_finished():
+    import threading
+    from types import SimpleNamespace
+
+    task, reference_call = one_command_task()
+    funcs = trl_reward_funcs("coderl", max_tool_calling_iterations=0, workers=1)
+    scorer = funcs[0].scorer
+    release = threading.Event()
+    busy = SimpleNamespace(episode=-1, _finish=lambda pending: release.wait(60))  # holds the one worker
+    env = TerminalToolEnv(ROOMY)
+    env.reset(task_id=task.id)
+    scorer.finish_ahead(busy, [])
+    scorer.finish_ahead(env, [reply(reference_call)])  # queued behind it: decoded ahead, it would pass
+    timer = threading.Timer(2.0, release.set)  # a reward call that waits for the queue gets it in 2 s
+    timer.start()
+    wrong = [reply(fn("bash", command="echo wrong > wrong.txt"))]  # what TRL decoded
+    out = {f.__name__: f(prompts=["p"], completions=[wrong], environments=[env])[0] for f in funcs}
+    release.set()
+    scorer.close()  # the queued finish has run by now
+    timer.cancel()
+    assert out["termrl/outcome"] < 0
+    # the episode the trainer stores (on_batch reads env) is the one the reward was computed for
+    assert commands(env) == ["echo wrong > wrong.txt"] and not env.outcome.evidence.passed
+    env._close()
+
+
+@pytest.mark.sandbox
+def test_grpo_on_one_reply_per_episode(tiny, tmp_path, monkeypatch):
+    """``max_tool_calling_iterations=0``: TRL runs no tool; each rollout's reply calls run once, in
+    the episode the trainer finishes as soon as the reply has ended, and the solving rollout is
+    pushed up."""
+    task, reference_call = one_command_task()
+    batches = capture_batches(monkeypatch)
+    good = [call("bash", **reference_call["function"]["arguments"])]
+    bad = [call("bash", command=f"{COUNT}; echo nope")]
+    model, tokenizer = load(tiny)
+    model.generate = Streaming(tokenizer, {task.instruction.strip()[:40]: [good, bad]})
+    before = {k: v.clone() for k, v in model.named_parameters()}
+    scored = []
+
+    def on_batch(batch):  # what termrl train stores: each rollout's trace, outcome and reward
+        assert not any(env.replayed for env in batch.environments)  # decoded ahead as TRL decodes
+        scored.append([(commands(env), [s.observation for s in env.env.steps if s.action
+                                        and s.action.get("kind") == "command"][-1], outcome.evidence.passed,
+                        reward.total)
+                       for env, outcome, reward in zip(batch.environments, batch.outcomes, batch.rewards)])
+
+    trainer = train_grpo(model, tokenizer, [task], "coderl", config(tmp_path, max_tool_calling_iterations=0),
+                         env_config=ROOMY, on_batch=on_batch)
+
+    assert trainer.state.global_step == 2
+    assert any(not torch.equal(before[k], v) for k, v in trainer.model.named_parameters())
+    scorer = trainer.reward_funcs[0].scorer
+    assert scorer.unverified == 0 and scorer.stats.groups == 2
+    # every episode was finished in generation, when its reply's end token came, and taken from there
+    assert (trainer.rewards_ahead.during_generation, trainer.rewards_ahead.after_generation) == (4, 0)
+    assert (scorer.taken_ahead, scorer.evaluations) == (4, 0)
+    assert len(scored) == 2
+    reference_command = reference_call["function"]["arguments"]["command"]
+    for batch in scored:
+        passed, failed = [r for r in batch if r[2]], [r for r in batch if not r[2]]
+        assert len(passed) == len(failed) == 1
+        assert passed[0][0] == [reference_command] and passed[0][3] == 1.0
+        assert failed[0][0] == [f"{COUNT}; echo nope"] and failed[0][3] < 0
+        assert failed[0][1].split()[-2:] == ["1", "nope"]  # the reply's calls ran once
+    assert logged(trainer, "reward") == pytest.approx([sum(r[3] for r in batch) / 2 for batch in scored])
+    first = batches[0]
+    assert first["advantages"][0] > 0 > first["advantages"][1]  # good is rollout 0 of its group
+    assert not first["tool_mask"].eq(0).any()  # TRL ran no tool: no tool result in the completions
+    assert not leftover_sandboxes()

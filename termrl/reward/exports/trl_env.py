@@ -13,7 +13,7 @@ output truncation, the trace, the timing and the end (``termrl.episode.finish_ep
 are those of evaluation. The episode is finished once, lazily, when the rewards ask for
 it (``episode_outcome(env)``: the model replied without a tool call, a submission), or
 at once when a call reaches a limit, as in evaluation. It is scored by
-``termrl.training.grpo``'s episode scorer, at the training progress of that moment. Because
+``termrl.reward.exports.trl``'s batch scorer, at the training progress of that moment. Because
 TRL exposes every public method as a tool, the lifecycle methods are private
 (``_finish``, ``_close``) and ``episode_outcome`` is a function of this module; the
 instance is also a context manager and closes on garbage collection. ``reset`` closes
@@ -27,7 +27,13 @@ so its reward is None and it never trains the policy.
 TRL calls the tools of a batch one rollout after another (``GRPOTrainer._tool_call_loop``:
 async tools are gathered only within one rollout's reply). ``ToolCallsAhead`` runs them for
 every rollout at once, each rollout's calls in their order, and hands TRL the results when it
-asks; ``termrl.training.grpo`` wraps TRL's loop in it when it is given more than one worker.
+asks; ``termrl.training.ahead`` wraps TRL's loop in it when it is given more than one worker.
+
+A rollout may end with a reply whose tool calls TRL's loop never ran: with
+``GRPOConfig.max_tool_calling_iterations`` set, the reply that reaches the cap is kept as it is.
+Those calls are the episode's last actions, so ``episode_outcome(env, pending_calls(completion,
+cap))`` runs them before it submits. With a cap of 0, GRPO on one reply per episode is this
+multi-turn path with one turn: the reply's calls run once, when the episode is finished.
 """
 
 from __future__ import annotations
@@ -65,12 +71,37 @@ def resolve_task(task_id: str) -> Task:
     return find_task(task_id)
 
 
-def episode_outcome(env: TerminalToolEnv) -> Outcome:
+def episode_outcome(env: TerminalToolEnv, pending: Sequence[dict] = ()) -> Outcome:
     """Finish ``env``'s episode once and return its outcome; idempotent.
 
-    An episode still running ends as a submission (the model replied without a tool call).
-    A harness failure is an ``Ending.ERROR`` outcome with reward None, never 0."""
-    return env._finish()
+    ``pending``: the tool calls of the rollout's last reply that TRL's loop did not run
+    (``pending_calls``); they run first, in their order, as TRL would have run them. An episode
+    still running then ends as a submission (the model replied without a tool call). A harness
+    failure is an ``Ending.ERROR`` outcome with reward None, never 0."""
+    return env._finish(pending)
+
+
+def pending_calls(completion, max_tool_calling_iterations: int | None) -> list[dict]:
+    """The tool calls of ``completion``'s last reply that TRL's tool loop left unrun because it had
+    made ``max_tool_calling_iterations`` rounds (None: no cap, nothing is left).
+
+    TRL's loop runs a reply's calls, then generates the next reply, at most that many times: a
+    rollout whose last message is a reply with calls, and which holds more replies than the cap,
+    stopped at the cap. (One that holds fewer stopped because the calls' results would not fit
+    ``max_completion_length``: they ran, and only their messages were dropped.)
+
+    >>> reply = {"role": "assistant", "content": "", "tool_calls": [{"type": "function",
+    ...          "function": {"name": "bash", "arguments": {"command": "ls"}}}]}
+    >>> pending_calls([reply], 0) == reply["tool_calls"], pending_calls([reply], None), pending_calls([reply], 1)
+    (True, [], [])
+    """
+    if max_tool_calling_iterations is None or not isinstance(completion, list) or not completion:
+        return []
+    last = completion[-1]
+    if not isinstance(last, dict) or last.get("role") != "assistant" or not last.get("tool_calls"):
+        return []
+    replies = sum(1 for m in completion if isinstance(m, dict) and m.get("role") == "assistant")
+    return list(last["tool_calls"]) if replies > max_tool_calling_iterations else []
 
 
 class TerminalToolEnv:
@@ -89,18 +120,25 @@ class TerminalToolEnv:
         self.episode: int | None = None
         """A number unique in this process per episode: the scorer's batches are keyed on it."""
         self._failed_reset: Outcome | None = None
-        self._tool_calls = 0
+        self._tool_calls = self._calls_before_finish = 0
         self._finish_lock = threading.Lock()
         self._ahead_of: ToolCallsAhead | None = None
         self._ahead: deque[Future] = deque()
         """Calls run ahead of TRL for this rollout (``ToolCallsAhead``), oldest first: (action, result)."""
+        self._finished_with: list[dict] | None = None
+        """The pending calls the episode was finished with (``_finish``); None while it runs."""
+        self.replayed = 0
+        """Times the episode was played again because it had been finished ahead with other calls."""
 
     def reset(self, task_id: str, **row) -> str:
         """Start an episode of ``task_id`` (the row's other fields are ignored); the first observation."""
         self._close()
-        self.task_id, self.episode, self._failed_reset = task_id, next(_episodes), None
-        self._tool_calls = 0
-        task = resolve_task(task_id)  # an unknown id is a bug in the dataset: it raises
+        self.task_id, self.episode = task_id, next(_episodes)
+        return self._start()
+
+    def _start(self) -> str:
+        self._failed_reset, self._finished_with, self._tool_calls, self._calls_before_finish = None, None, 0, 0
+        task = resolve_task(self.task_id)  # an unknown id is a bug in the dataset: it raises
         try:
             observation, _ = self.env.reset(task)
         except HarnessError as e:
@@ -170,12 +208,29 @@ class TerminalToolEnv:
         return (observation + f"\n[The episode is over: {_ending_text(ending, self.env)}. "
                               "Further tool calls are not run.]")
 
-    def _finish(self) -> Outcome:
-        """``episode_outcome``: finish the episode once (a submission if it still runs); a second
-        caller, in another thread (``ToolCallsAhead`` finishes episodes ahead), waits for the first."""
+    def _finish(self, pending: Sequence[dict] = ()) -> Outcome:
+        """``episode_outcome``: finish the episode once, running ``pending`` first (a submission if
+        it still runs then); a second caller, in another thread (episodes are finished ahead),
+        waits for the first. An episode finished ahead with other pending calls than the ones
+        TRL's reply holds (a reply decoded ahead otherwise than TRL decoded it) is played again
+        from its start with TRL's, when that reply was its only one; ``replayed`` counts it."""
+        pending = list(pending)
         with self._finish_lock:
-            if self._failed_reset is None and self.env.task is None:
+            if self._failed_reset is None and self.env.task is None and self._finished_with is None:
                 raise RuntimeError("no episode to finish: TRL resets every environment before generating")
+            if self._finished_with is not None and self._finished_with != pending:
+                if self._calls_before_finish:
+                    raise RuntimeError(f"{self!r} was finished with other calls than its last reply holds, "
+                                       "after earlier calls: it cannot be played again")
+                self.replayed += 1
+                self._close()
+                self._start()
+            if self._finished_with is None:
+                self._calls_before_finish = self._tool_calls
+                tools = {"bash": self.bash, "write_file": self.write_file}
+                for tool, arguments in _calls_of(self, tools, {}, pending) or ():
+                    tool(**arguments)  # as TRL's loop would call it; a refused call is counted, not run
+                self._finished_with = pending
             if self.outcome is None:
                 self.env.step(Action(ActionKind.SUBMIT))  # the model replied without a tool call
             self._close()
@@ -381,5 +436,13 @@ class EnvironmentFactory:
             env._close()
 
 
-__all__ = ["EnvironmentFactory", "TASKS", "TerminalToolEnv", "ToolCallsAhead", "episode_outcome",
-           "register_tasks", "resolve_task"]
+__all__ = [
+    "TASKS",
+    "EnvironmentFactory",
+    "TerminalToolEnv",
+    "ToolCallsAhead",
+    "episode_outcome",
+    "pending_calls",
+    "register_tasks",
+    "resolve_task",
+]
