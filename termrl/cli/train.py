@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import contextlib
 import json
-import sys
 import time
 from pathlib import Path
 from typing import List, Optional
@@ -13,9 +11,10 @@ import typer
 
 from termrl.cli.output import CommandConsole, emit_json
 from termrl.distributed import current, end, leave
-from termrl.training import train
-from termrl.training.config import ConfigError, from_overrides
-from termrl.training.quickstart import QuickstartConfig, check_family, run_quickstart
+from termrl.report import write_report
+from termrl.reward.spec import load_spec
+from termrl.training import QUICKSTART, train
+from termrl.training.config import ConfigError
 from termrl.training.run import ResumeError
 
 console = CommandConsole()
@@ -65,42 +64,41 @@ def _report(results: dict, as_json: bool) -> None:
 def quickstart_cmd(
     out: Optional[Path] = typer.Option(None, "--out", help="Run directory (default runs/quickstart-TIME)."),
     set_: Optional[List[str]] = typer.Option(None, "--set",
-                                             help="Override a QuickstartConfig field: --set grpo_steps=100"),
-    as_json: bool = typer.Option(False, "--json", help="Print the report (quickstart.json) as JSON."),
+                                             help="Override a field of configs/quickstart.toml: --set grpo.steps=100"),
+    resume: bool = typer.Option(False, "--resume", help="Finish the run in --out from its last checkpoint."),
+    as_json: bool = typer.Option(False, "--json", help="Print results.json."),
 ) -> None:
-    """Build a small model locally, warm-start it by SFT, train it by GRPO; held-out pass@1 of each.
-
-    The SFT is on reference solutions, the GRPO on sandboxed rewards; about 10 minutes on 2 cores."""
-    try:
-        config = from_overrides(QuickstartConfig, set_ or [])
-        check_family(config)
-    except (ConfigError, ValueError) as e:
-        err.print(f"[red]error:[/] {e}")
+    """termrl train configs/quickstart.toml: build a small model locally, warm-start it by SFT,
+    train it by GRPO; held-out pass@1 after each. About 15 minutes on 2 cores."""
+    if not QUICKSTART.is_file():
+        err.print(f"[red]error:[/] {QUICKSTART} is missing: termrl quickstart runs from a clone of termrl "
+                  "(pip install -e .); elsewhere, run termrl train on a copy of configs/quickstart.toml")
         raise typer.Exit(2)
     out = out or Path("runs") / f"quickstart-{time.strftime('%Y%m%d-%H%M%S')}"
-    if (out / "quickstart.json").exists():
-        err.print(f"[red]error:[/] {out} already holds a quickstart run (quickstart.json); "
-                  f"choose another --out or remove it")
+    try:
+        results = train(QUICKSTART, resume=resume, overrides=[*(set_ or []), f"output_dir={json.dumps(str(out))}"])
+    except (ConfigError, ResumeError) as e:
+        err.print(f"[red]error:[/] {e}")
         raise typer.Exit(2)
-    started = time.perf_counter()
-
-    def say(message: str) -> None:
-        err.print(f"[dim]{time.perf_counter() - started:6.0f}s quickstart:[/] {message}")
-
-    with contextlib.redirect_stdout(sys.stderr):  # the trainers print their logs on stdout
-        report = run_quickstart(out, config, progress=say)
+    report = write_report([out], out / "report.html")
     if as_json:
-        emit_json(json.dumps(report))
+        emit_json(json.dumps(results, default=str))
         return
-    console.print(f"held-out pass@1 over {report['heldout_episodes']} episodes each:\n"
-                  f"  after SFT: {report['sft_heldout_pass_rate']:.3f}\n"
-                  f"  after RL:  {report['rl_heldout_pass_rate']:.3f}  "
-                  f"({report['improvement']:+.3f}, z={report['z']:.2f}, p={report['p_value']:.2g})\n"
-                  f"held-out mean reward ({report['reward_scale']}):\n"
-                  f"  after SFT: {_reward(report['heldout_mean_reward']['sft'])}\n"
-                  f"  after RL:  {_reward(report['heldout_mean_reward']['rl'])}\n"
-                  f"{report['timings']['total_s']:.0f} s in all; report in {out / 'quickstart.json'}, "
-                  f"to read: {out / 'report.html'}")
+    before, after = results.get("heldout_before") or {}, results.get("heldout") or {}
+    if "heldout_p_value" not in results:
+        console.print(f"held-out pass@1 {after.get('pass@1')} over {after.get('episodes')} episodes; report: {report}")
+        return
+    scale = load_spec(results["config"]["spec"]).scale()
+    console.print(f"held-out pass@1 over {results['heldout_episodes']} episodes each:\n"
+                  f"  after SFT: {results['heldout_pass_rate_before']:.3f}\n"
+                  f"  after RL:  {results['heldout_pass_rate_after']:.3f}  "
+                  f"({results['heldout_pass_rate_after'] - results['heldout_pass_rate_before']:+.3f}, "
+                  f"z={results['heldout_z']:.2f}, p={results['heldout_p_value']:.2g})\n"
+                  f"held-out mean reward ({scale}):\n"
+                  f"  after SFT: {_reward(before.get('mean_reward'))}\n"
+                  f"  after RL:  {_reward(after.get('mean_reward'))}\n"
+                  f"{results['compute']['wall_s']:.0f} s in all; results in {out / 'results.json'}, "
+                  f"to read: {report}")
 
 
 def _reward(value: float | None) -> str:

@@ -188,5 +188,25 @@ def quickstart_tokenizer(family: str = "one-command", seeds: int = 3000, vocab_s
     for seed in range(seeds):
         task = fam.generate(fam.train_seeds.start + seed)
         texts += [m["content"] for m in prompt_messages(task, system_prompt)] + [reference_reply(task)]
-    return build_tokenizer(texts, vocab_size, base_corpus=False, pre_tokenize=PRE_TOKENIZE,
-                           extra_tokens=TOOL_CALL_PIECES)
+    tokenizer = build_tokenizer(texts, vocab_size, base_corpus=False, pre_tokenize=PRE_TOKENIZE,
+                                extra_tokens=TOOL_CALL_PIECES)
+    return without_tool_schemas(tokenizer)
+
+
+def without_tool_schemas(tokenizer):
+    """``tokenizer`` (with Qwen2.5's chat template) rendering no tool schemas in the system message.
+
+    A model trained from nothing learns its action format from demonstrations, not from a
+    schema: the few hundred tokens of the tools' JSON would only dilute what it must attend to,
+    and they are tokens its tokenizer was never trained on. The messages, tool calls and tool
+    results render as in Qwen2.5's template; ``response_template`` is set to TRL's parser for it,
+    so TRL's GRPO (which passes the tools to the template) still parses the replies' calls."""
+    head, sep, rest = tokenizer.chat_template.partition("{%- for message in messages %}")
+    if "{%- if tools %}" not in head:
+        return tokenizer  # the fallback ChatML template: no tools to drop
+    plain = head.split("\n{%- else %}", 1)[1].rsplit("{%- endif %}", 1)[0]  # the outer else, at column 0
+    tokenizer.chat_template = plain.lstrip("\n") + sep + rest
+    from trl.chat_template_utils import qwen3_template  # heavy: trl (present: the template came from it)
+
+    tokenizer.response_template = qwen3_template
+    return tokenizer

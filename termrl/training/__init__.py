@@ -1,13 +1,18 @@
 """Training built on TRL: ``grpo`` (online, in termrl environments), ``ahead`` (TRL's GRPO trainer
-that starts each completion's reward while the batch still generates), ``rft`` (rejection-sampling
-fine-tuning on trajectories) and ``dpo`` (pairs ranked by execution)."""
+that starts each rollout's tool calls and reward while the batch still generates), ``sft`` (the
+warm start on reference solutions), ``rft`` (rejection-sampling fine-tuning on trajectories) and
+``dpo`` (pairs ranked by execution). ``termrl quickstart`` is ``train(QUICKSTART)``."""
 
 from __future__ import annotations
 
 import os
 from collections.abc import Sequence
+from pathlib import Path
 
 from termrl.training.config import TrainConfig, load_config
+
+QUICKSTART = Path(__file__).resolve().parents[2] / "configs" / "quickstart.toml"
+"""The quickstart's config (``termrl quickstart``), in the source tree termrl runs from."""
 
 
 def train(config: TrainConfig | str | os.PathLike, *, resume: bool = False, overrides: Sequence[str] = ()) -> dict:

@@ -36,6 +36,7 @@ from typing import Any
 
 from termrl.actions import ACTION_FORMATS
 from termrl.policies import is_local_path
+from termrl.tasks.families import FAMILIES
 
 ALGORITHMS = ("grpo", "rft", "dpo")
 
@@ -54,6 +55,19 @@ class ModelConfig:
     """Hidden size of the tiny model."""
     tiny_layers: int = 2
     """Layers of the tiny model."""
+    tiny_heads: int = 4
+    """Attention heads of the tiny model (as many key/value heads); must divide ``tiny_hidden_size``."""
+    tiny_max_positions: int = 4096
+    """Context length the tiny model's config declares (TRL stops a rollout's tool rounds there)."""
+    tiny_tokenizer: str = ""
+    """The tiny model's tokenizer: "" trains one on a small built-in terminal corpus; a family name
+    trains one on that family's own instructions and reference commands, with merges that never
+    cross a space, digit or punctuation mark, and a chat template without tool schemas
+    (``termrl.policies.tiny.quickstart_tokenizer``)."""
+    tiny_vocab_size: int = 2000
+    """Upper bound on the tiny tokenizer's vocabulary."""
+    tiny_tokenizer_seeds: int = 3000
+    """With ``tiny_tokenizer`` a family: the train seeds whose text trains the tokenizer."""
     dtype: str = "auto"
     """auto, float32 or bfloat16."""
 
@@ -88,6 +102,12 @@ class EnvSection:
     warm_sandboxes: int = 0
     """Episode sandboxes of each task shape kept started ahead (``termrl.sandbox.warm``), so
     episodes do not wait for their sandbox to start; 0: each starts its own."""
+    system_prompt: str | None = None
+    """Every episode's system prompt (``{workdir}`` is filled in), for training and evaluation;
+    unset: the action format's own (GRPO: the native format's). "" sends an empty one: a model
+    trained from nothing learns the format from its warm start, not from a prompt."""
+    static: bool = True
+    """Run the static checks stage of verification (``EnvConfig.static``)."""
 
 
 @dataclass
@@ -118,6 +138,15 @@ class GRPOSection:
     """Batches accumulated per optimizer step."""
     max_completion_length: int = 1024
     """Tokens of one rollout (all turns), tool results included."""
+    max_turns: int = 0
+    """Replies per rollout (TRL's ``max_tool_calling_iterations`` + 1); the calls of the last one
+    run when the episode is finished. 1: GRPO on one reply per episode. 0: no cap."""
+    num_iterations: int = 1
+    """Optimizer steps on each generation batch (TRL's ``num_iterations``; above 1 clips the ratio)."""
+    lr_scheduler: str = "linear"
+    """Learning-rate schedule (transformers' ``lr_scheduler_type``: linear, constant, cosine...)."""
+    adam_beta2: float = 0.999
+    """AdamW's beta2."""
     temperature: float = 1.0
     """Sampling temperature of rollouts."""
     beta: float = 0.0
@@ -132,6 +161,28 @@ class GRPOSection:
     workers: int = 2
     """Episodes verified, and rollouts' tool calls run, at once (TRL alone runs the calls one
     rollout after another)."""
+    verifier_workers: int = 0
+    """Warm verification sandboxes the episodes' hidden tests run on (``VerifierPool``); 0: each
+    episode is verified in a sandbox of its own. Ignored with ``ray.address``."""
+
+
+@dataclass
+class SFTSection:
+    steps: int = 0
+    """SFT warm-start steps before the algorithm (and before the "before" evaluation); 0: none."""
+    tasks: str = ""
+    """SUITE whose reference solutions, each as one bash tool call answering the task's opening
+    messages, are imitated (repeated over the steps); use seeds training never sees."""
+    batch_size: int = 8
+    """Conversations per step."""
+    learning_rate: float = 1e-5
+    """AdamW learning rate."""
+    lr_scheduler: str = "constant"
+    """Learning-rate schedule (transformers' ``lr_scheduler_type``)."""
+    adam_beta2: float = 0.999
+    """AdamW's beta2."""
+    max_length: int = 1024
+    """Tokens of one conversation."""
 
 
 @dataclass
@@ -236,13 +287,17 @@ class TrainConfig:
     output_dir: str = ""
     """Run directory: checkpoints, trajectories, metrics, compute accounting, results."""
     seed: int = 0
-    """Seed of sampling and training."""
+    """Seed of sampling and training (and of the tiny model's initial weights)."""
+    threads: int = 0
+    """CPU threads torch uses; 0: torch's default. On a small shared CPU, 1 leaves the other
+    cores to the sandboxes (two threads contending with them made a step about 10x slower)."""
     spec: str = "staged"
     """Reward spec: a preset (sparse, coderl, rltf, staged) or a TOML file."""
     model: ModelConfig = field(default_factory=ModelConfig)
     tasks: TasksConfig = field(default_factory=TasksConfig)
     env: EnvSection = field(default_factory=EnvSection)
     lora: LoraConfig = field(default_factory=LoraConfig)
+    sft: SFTSection = field(default_factory=SFTSection)
     grpo: GRPOSection = field(default_factory=GRPOSection)
     rft: RFTSection = field(default_factory=RFTSection)
     dpo: DPOSection = field(default_factory=DPOSection)
@@ -365,10 +420,24 @@ def _check(cfg: TrainConfig, source: str) -> None:
         raise bad("judge.model", "name the model the judge endpoint serves")
     if cfg.env.warm_sandboxes < 0:
         raise bad("env.warm_sandboxes", "must be 0 or more")
+    for name, value in (("grpo.max_turns", cfg.grpo.max_turns), ("grpo.verifier_workers", cfg.grpo.verifier_workers),
+                        ("sft.steps", cfg.sft.steps), ("threads", cfg.threads)):
+        if value < 0:
+            raise bad(name, "must be 0 or more")
+    if cfg.grpo.num_iterations < 1:
+        raise bad("grpo.num_iterations", "must be at least 1")
+    if cfg.sft.steps and not cfg.sft.tasks:
+        raise bad("sft.tasks", "name the tasks whose reference solutions SFT imitates, e.g. \"one-command:0-255\", "
+                               "or set sft.steps = 0")
+    if cfg.model.tiny and cfg.model.tiny_hidden_size % cfg.model.tiny_heads:
+        raise bad("model.tiny_heads", f"must divide model.tiny_hidden_size ({cfg.model.tiny_hidden_size})")
+    if cfg.model.tiny_tokenizer and cfg.model.tiny_tokenizer not in FAMILIES:
+        raise bad("model.tiny_tokenizer", f"{cfg.model.tiny_tokenizer!r} is not a task family; use one of "
+                                          f"{', '.join(sorted(FAMILIES))}, or \"\" for the built-in corpus")
     if cfg.dpo.samples_per_task < 2:
         raise bad("dpo.samples_per_task", "needs at least 2 episodes per task to make a pair")
     for name, value in (("grpo.learning_rate", cfg.grpo.learning_rate), ("rft.learning_rate", cfg.rft.learning_rate),
-                        ("dpo.learning_rate", cfg.dpo.learning_rate)):
+                        ("dpo.learning_rate", cfg.dpo.learning_rate), ("sft.learning_rate", cfg.sft.learning_rate)):
         if not value > 0:
             raise bad(name, "must be positive")
 

@@ -4,6 +4,7 @@ Layout of ``output_dir``::
 
     config.json        the resolved config (a resumed run must match it)
     model-init/        the tiny model built from config (model.tiny)
+    sft/               the SFT warm start ([sft]), which the algorithm and the "before" evaluation start from
     checkpoints/       the trainer's checkpoints (GRPO, DPO): checkpoint-STEP/
     rollouts/          GRPO: every scored rollout, one Parquet row each (TrajectoryStore)
     samples/           DPO: the sampled episodes the pairs come from
@@ -34,6 +35,7 @@ import re
 import shutil
 import sys
 import time
+import warnings
 from collections.abc import Iterator
 from dataclasses import asdict
 from pathlib import Path
@@ -43,8 +45,9 @@ from termrl.env import EnvConfig
 from termrl.episode import PoolVerifier
 from termrl.eval.metrics import paired, passed_fraction, summarize, two_proportion_z
 from termrl.policies.hf import HFConfig, HFPolicy, auto_dtype
-from termrl.policies.tiny import build_tiny_model
+from termrl.policies.tiny import build_tiny_model, quickstart_tokenizer
 from termrl.protocols import Trajectory
+from termrl.reward.exports.trl import ScoredBatch
 from termrl.reward.judge import make_judge
 from termrl.rollout.accounting import Accountant
 from termrl.rollout.ray_backend import RayVerifierPool
@@ -54,8 +57,7 @@ from termrl.sandbox.warm import warm_sandboxes_closed
 from termrl.tasks import envs
 from termrl.tasks.suites import resolve
 from termrl.training.config import TrainConfig, trl_checkpointing
-from termrl.training.grpo import train_grpo
-from termrl.training.grpo_rewards import ScoredBatch
+from termrl.training.grpo import GRPO_PROMPT, train_grpo
 from termrl.training.rft import (
     RFTConfig,
     adapter_saved,
@@ -64,7 +66,9 @@ from termrl.training.rft import (
     rft_round,
     trained_with,
 )
+from termrl.training.sft import progress_callback, sft_rows, train_sft
 from termrl.training.trajdata import dpo_pairs
+from termrl.verify.pool import VerifierPool
 
 STEP_ID = re.compile(r"#grpo-step(\d+)#")
 
@@ -158,8 +162,51 @@ def _model_dir(cfg: TrainConfig, out: Path) -> Path:
         return Path(cfg.model.path).expanduser()
     init = out / "model-init"
     if not (init / "config.json").exists():
-        build_tiny_model(init, hidden_size=cfg.model.tiny_hidden_size, layers=cfg.model.tiny_layers, seed=cfg.seed)
+        m = cfg.model
+        tokenizer = quickstart_tokenizer(m.tiny_tokenizer, m.tiny_tokenizer_seeds, m.tiny_vocab_size,
+                                         _rollout_prompt(cfg) or "") if m.tiny_tokenizer else None
+        build_tiny_model(init, hidden_size=m.tiny_hidden_size, layers=m.tiny_layers, heads=m.tiny_heads,
+                         vocab_size=m.tiny_vocab_size, seed=cfg.seed, max_positions=m.tiny_max_positions,
+                         tokenizer=tokenizer)
     return init
+
+
+def _rollout_prompt(cfg: TrainConfig) -> str | None:
+    """The system prompt of the algorithm's own episodes: the configured one, else GRPO's (the
+    native tool-calling format's) for GRPO, else None (the action format's)."""
+    if cfg.env.system_prompt is not None:
+        return cfg.env.system_prompt
+    return GRPO_PROMPT if cfg.algorithm == "grpo" else None
+
+
+def warm_start(cfg: TrainConfig, out: Path, model_dir: Path, accountant: Accountant) -> tuple[Path, dict | None]:
+    """The SFT warm start of ``[sft]`` from ``model_dir`` into OUTPUT_DIR/sft (kept on resume);
+    returns the model the algorithm starts from and what results.json says of the stage."""
+    if not cfg.sft.steps:
+        return model_dir, None
+    from trl import SFTConfig  # heavy: trl
+
+    where = out / "sft"
+    record = where / "sft.json"
+    world = current()
+    if world.from_main(lambda: record.is_file()):
+        return where, world.from_main(lambda: json.loads(record.read_text()))
+    s = cfg.sft
+    rows = sft_rows(_tasks(s.tasks), dataclasses.replace(_env(cfg), system_prompt=_rollout_prompt(cfg)))
+    # no checkpoints and no TensorBoard: the stage's metrics are sft/log_history.json, apart from the algorithm's
+    args = SFTConfig(**{**_common_args(cfg, out), "output_dir": str(where), "save_strategy": "no", "logging_steps": 10,
+                        "report_to": []},
+                     **trl_checkpointing(SFTConfig), max_steps=s.steps, per_device_train_batch_size=s.batch_size,
+                     learning_rate=s.learning_rate, lr_scheduler_type=s.lr_scheduler, adam_beta2=s.adam_beta2,
+                     completion_only_loss=True, max_length=s.max_length, dataloader_num_workers=0)
+    print(f"termrl train: SFT warm start, {s.steps} steps of {s.batch_size} on {len(rows)} reference solutions "
+          f"({s.tasks})", file=sys.stderr, flush=True)
+    with accountant.phase("training"):
+        summary = {**train_sft(model_dir, where, rows, args), "tasks": s.tasks}
+    if world.main:
+        record.write_text(json.dumps(summary, indent=1))
+    world.barrier()
+    return where, summary
 
 
 def _tasks(suite: str):
@@ -181,7 +228,7 @@ def _env(cfg: TrainConfig):
     e = cfg.env
     return EnvConfig(max_steps=e.max_steps, time_limit_s=e.time_limit_s, command_timeout_s=e.command_timeout_s,
                      observation_chars=e.observation_chars, backend=e.backend, action_format=e.action_format,
-                     warm_sandboxes=e.warm_sandboxes)
+                     warm_sandboxes=e.warm_sandboxes, system_prompt=e.system_prompt, static=e.static)
 
 
 def _report_to(cfg: TrainConfig) -> list[str]:
@@ -191,9 +238,11 @@ def _report_to(cfg: TrainConfig) -> list[str]:
 def _common_args(cfg: TrainConfig, out: Path) -> dict:
     import torch  # heavy: torch
 
+    # TRL turns bf16 autocast on by default, on a CPU too; a tiny model is built and trained in float32
+    mixed = {"bf16": False} if cfg.model.tiny else {}
     return {"output_dir": str(out / "checkpoints"), "seed": cfg.seed, "report_to": _report_to(cfg),
             "logging_steps": 1, "save_steps": cfg.logging.save_steps, "save_total_limit": 2,
-            "use_cpu": not torch.cuda.is_available(), "disable_tqdm": True}
+            "use_cpu": not torch.cuda.is_available(), "disable_tqdm": True, **mixed}
 
 
 def _peft(cfg: TrainConfig):
@@ -291,25 +340,41 @@ def run_grpo(cfg: TrainConfig, out: Path, model_dir: Path, accountant: Accountan
     dropped = world.from_main(lambda: _drop_rollouts_after(out / "rollouts",
                                                            int(checkpoint.name.split("-")[-1]) if checkpoint else 0))
     args = GRPOConfig(**_common_args(cfg, out), **trl_checkpointing(GRPOConfig),
-                      max_steps=g.steps, learning_rate=g.learning_rate,
+                      max_steps=g.steps, learning_rate=g.learning_rate, lr_scheduler_type=g.lr_scheduler,
+                      adam_beta2=g.adam_beta2, num_iterations=g.num_iterations,
                       num_generations=g.num_generations, per_device_train_batch_size=g.batch_size,
                       gradient_accumulation_steps=g.gradient_accumulation_steps,
                       max_completion_length=g.max_completion_length, temperature=g.temperature, beta=g.beta,
+                      max_tool_calling_iterations=g.max_turns - 1 if g.max_turns else None,
                       use_vllm=g.use_vllm, vllm_mode=g.vllm_mode,
                       vllm_server_base_url=g.vllm_server_base_url or None)
     tokenizer = AutoTokenizer.from_pretrained(model_dir)
     model = AutoModelForCausalLM.from_pretrained(model_dir, dtype=_dtype(cfg, model_dir))
     store = TrajectoryStore(out / "rollouts") if world.main else None
-    trainer = train_grpo(model, tokenizer, _tasks(cfg.tasks.train), cfg.spec, args, _peft(cfg), accountant,
-                         env_config=_env(cfg), workers=g.workers, on_batch=_rollout_recorder(store),
-                         verifier=CLUSTER_VERIFIER.get(), judge=_judge(cfg, out),
-                         resume_from_checkpoint=str(checkpoint) if checkpoint else None)
+    with contextlib.ExitStack() as stack:
+        verifier = CLUSTER_VERIFIER.get()
+        if verifier is None and g.verifier_workers:
+            verifier = PoolVerifier(stack.enter_context(VerifierPool(g.verifier_workers, static=cfg.env.static)))
+        trainer = train_grpo(model, tokenizer, _tasks(cfg.tasks.train), cfg.spec, args, _peft(cfg), accountant,
+                             [progress_callback("GRPO", ("reward",))], env_config=_env(cfg), workers=g.workers,
+                             system_prompt=_rollout_prompt(cfg), on_batch=_rollout_recorder(store), verifier=verifier,
+                             judge=_judge(cfg, out), resume_from_checkpoint=str(checkpoint) if checkpoint else None,
+                             print_logs=False)
     _save(trainer, tokenizer, out / "final")
+    scorer = trainer.reward_funcs[0].scorer
+    rewards = [e["reward"] for e in trainer.state.log_history if "reward" in e]
+    tenth = max(1, len(rewards) // 10)
     return {"steps": trainer.state.global_step, "resumed_from": str(checkpoint) if checkpoint else None,
             "rollouts": world.from_main(lambda: len(store.done_ids())), "rollouts_dropped_on_resume": dropped,
-            "zero_variance_groups": trainer.reward_funcs[0].scorer.stats.fraction,
+            "zero_variance_groups": scorer.stats.fraction, "unverified": scorer.unverified,
+            "finished_ahead": scorer.taken_ahead + trainer.episodes_finished_ahead,
+            "reward_first_tenth": _mean(rewards[:tenth]), "reward_last_tenth": _mean(rewards[-tenth:]),
             "log": [e for e in trainer.state.log_history if "loss" in e or "reward" in e][-5:],
             **processes(trainer.model, world, trainer)}
+
+
+def _mean(xs: list[float]) -> float | None:
+    return sum(xs) / len(xs) if xs else None
 
 
 def _dtype(cfg: TrainConfig, model_dir):
@@ -507,7 +572,9 @@ def run_dpo(cfg: TrainConfig, out: Path, model_dir: Path, accountant: Accountant
     from transformers import AutoModelForCausalLM, AutoTokenizer  # heavy: transformers
     from trl import DPOConfig  # heavy: trl
 
-    from termrl.training.dpo import dpo_trainer  # heavy: subclasses TRL's DPO collator, so imports trl and torch
+    from termrl.training.dpo import (
+        dpo_trainer,  # heavy: subclasses TRL's DPO collator, so imports trl and torch
+    )
 
     d = cfg.dpo
     rollout, options = _sampling(cfg, d.samples_per_task, d.temperature)
@@ -573,6 +640,44 @@ def before_after(before: dict | None, after: dict | None, name: str, pairs: dict
 RUNNERS = {"grpo": run_grpo, "rft": run_rft, "dpo": run_dpo}
 
 
+@contextlib.contextmanager
+def _quiet() -> Iterator[None]:
+    """No progress bars (datasets, transformers) and no FutureWarnings from the libraries' own calls
+    (TRL calls transformers' ``gradient_checkpointing_enable``, which warns at every step)."""
+    import datasets  # heavy: datasets
+    import transformers  # heavy: transformers
+
+    bars = datasets.is_progress_bar_enabled()
+    datasets.disable_progress_bars()
+    transformers.utils.logging.disable_progress_bar()
+    try:
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", category=FutureWarning, module=r"(transformers|trl|datasets)(\.|$)")
+            # TRL marks environment_factory experimental at every trainer; termrl pins the TRL it is tested on
+            warnings.filterwarnings("ignore", message="You are using 'environment_factory'", category=UserWarning)
+            yield
+    finally:
+        if bars:
+            datasets.enable_progress_bars()
+        transformers.utils.logging.enable_progress_bar()
+
+
+@contextlib.contextmanager
+def _threads(n: int) -> Iterator[None]:
+    """torch on ``n`` CPU threads for the block (0: as it is)."""
+    if not n:
+        yield
+        return
+    import torch  # heavy: torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(n)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
+
+
 def run_training(cfg: TrainConfig, resume: bool = False) -> dict:
     """Train as ``cfg`` says, evaluate on the held-out tasks, and write results.json."""
     world = join()
@@ -583,8 +688,9 @@ def run_training(cfg: TrainConfig, resume: bool = False) -> dict:
                                               ("transfer", cfg.tasks.transfer)) if suite]
     before, after, stores = {}, {}, {}
 
-    with accountant, cluster_verifier(cfg) as cluster, warm_sandboxes_closed():
+    with accountant, cluster_verifier(cfg) as cluster, warm_sandboxes_closed(), _threads(cfg.threads), _quiet():
         model_dir = world.from_main(lambda: _model_dir(cfg, out))
+        model_dir, sft = warm_start(cfg, out, model_dir, accountant)
         if cfg.eval.before:
             for name, suite in sets:
                 before[name] = evaluate(cfg, model_dir, suite, out / f"{name}-before", accountant,
@@ -598,7 +704,7 @@ def run_training(cfg: TrainConfig, resume: bool = False) -> dict:
     compute = accountant.summary()
     if world.main:
         (out / "compute.json").write_text(json.dumps(compute, indent=1))
-    results = {"algorithm": cfg.algorithm, "output_dir": str(out), "training": trained,
+    results = {"algorithm": cfg.algorithm, "output_dir": str(out), "sft": sft, "training": trained,
                "heldout": after.get("heldout"), "heldout_before": before.get("heldout"),
                "transfer": after.get("transfer"), "transfer_before": before.get("transfer"),
                **before_after(before.get("heldout"), after.get("heldout"), "heldout", pairs.get("heldout")),

@@ -1,4 +1,6 @@
-"""The CPU quickstart: its reward, its prompts, a small end-to-end run, the CLI, and (opt in,
+"""The CPU quickstart: ``configs/quickstart.toml`` run by ``termrl train`` (``termrl quickstart`` is
+its shortcut). Its config, its prompts, its one-turn episodes (GRPO on one reply per episode is the
+multi-turn environment path with one turn), a small end-to-end run, the CLI, and (opt in,
 ``-m quickstart``) the full default run, where RL must beat the SFT warm start."""
 
 from __future__ import annotations
@@ -11,17 +13,72 @@ import pytest
 
 from termrl.eval.metrics import two_proportion_z
 from termrl.policies.tiny import prompt_messages, reference_reply
+from termrl.reward.exports.trl_env import pending_calls
 from termrl.tasks.families import get_family
-from termrl.training.config import ConfigError, from_overrides
-from termrl.training.quickstart import QuickstartConfig, SingleActionEvaluator, check_family, run_quickstart
+from termrl.tasks.suites import resolve
+from termrl.training import QUICKSTART
+from termrl.training.config import ConfigError, load_config
 
 pytestmark = [pytest.mark.filterwarnings("ignore")]
 
 FAMILY = get_family("one-command")
 
-SMALL = QuickstartConfig(hidden_size=32, layers=1, heads=2, tokenizer_seeds=60, sft_examples=8, sft_steps=4,
-                         sft_batch_size=4, grpo_steps=2, prompts_per_step=2, num_generations=2,
-                         max_completion_tokens=24, heldout_episodes=4, eval_workers=2, verifier_workers=2)
+SMALL = {"sft.steps": 120, "sft.tasks": "one-command:0-127", "grpo.steps": 2, "tasks.train": "one-command:256-263",
+         "tasks.heldout": "one-command:heldout:0-7", "model.tiny_tokenizer_seeds": 300,
+         "model.tiny_hidden_size": 32, "model.tiny_heads": 2, "grpo.batch_size": 16}
+"""The quickstart scaled down to under a minute on 2 cores: 120 SFT steps on 128 tasks, enough for
+the model to answer with real tool calls (that run); 2 GRPO steps of 2 tasks x 8 rollouts; 8
+held-out tasks."""
+
+
+def _bash(command: str) -> dict:
+    """One tool call of a rollout's reply, as TRL parses it."""
+    return {"type": "function", "function": {"name": "bash", "arguments": {"command": command}}}
+
+
+def _command(task) -> str:
+    reply = reference_reply(task).removeprefix("<tool_call>").removesuffix("</tool_call>")
+    return json.loads(reply)["arguments"]["command"]
+
+
+# --------------------------------------------------------------------------- the config
+
+
+def test_the_quickstart_config_loads_as_a_grpo_run_with_an_sft_warm_start():
+    cfg = load_config(QUICKSTART)
+    assert cfg.algorithm == "grpo" and cfg.model.tiny and cfg.model.tiny_tokenizer == "one-command"
+    assert cfg.grpo.max_turns == 1  # one reply per episode: TRL's max_tool_calling_iterations = 0
+    assert cfg.env.system_prompt == "" and not cfg.env.static
+    assert cfg.sft.steps > 0 and cfg.eval.before  # "before" is the warm start: the gain is the RL stage's
+    sft, train = ({e.id for e in resolve(s)} for s in (cfg.sft.tasks, cfg.tasks.train))
+    assert sft and train and not sft & train  # GRPO trains on tasks SFT never imitated
+    heldout = resolve(cfg.tasks.heldout)
+    assert len(heldout) >= 100 and {e.task.meta.split for e in heldout} == {"heldout"}
+    assert {e.task.meta.split for e in resolve(cfg.sft.tasks) + resolve(cfg.tasks.train)} == {"train"}
+    assert load_config(QUICKSTART, ["grpo.steps=7", "spec=staged"]).grpo.steps == 7
+
+
+@pytest.mark.parametrize("override, needle", [
+    ("model.tiny_heads=7", "field 'model.tiny_heads': must divide model.tiny_hidden_size (128)"),
+    ("sft.step=3", "unknown field 'sft.step'"),
+    ("grpo.steps=many", "'grpo.steps': expected int"),
+    ("grpo.num_generations=1", "'grpo.num_generations': GRPO needs at least 2"),
+    ("model.tiny_tokenizer=nope", "field 'model.tiny_tokenizer': 'nope' is not a task family"),
+    ("grpo.max_turns=-1", "field 'grpo.max_turns': must be 0 or more"),
+])
+def test_bad_overrides_name_the_field(override, needle):
+    with pytest.raises(ConfigError, match=needle.replace("(", r"\(").replace(")", r"\)")) as e:
+        load_config(QUICKSTART, [override])
+    assert str(QUICKSTART) in str(e.value)
+
+
+def test_sft_steps_need_sft_tasks():
+    with pytest.raises(ConfigError, match="field 'sft.tasks': name the tasks"):
+        load_config(QUICKSTART, ["sft.tasks="])
+    assert load_config(QUICKSTART, ["sft.tasks=", "sft.steps=0"]).sft.steps == 0  # no warm start, no tasks
+
+
+# --------------------------------------------------------------------------- prompts and tasks
 
 
 def test_reference_reply_is_one_bash_tool_call_and_prompts_match_the_env():
@@ -32,21 +89,33 @@ def test_reference_reply_is_one_bash_tool_call_and_prompts_match_the_env():
     messages = prompt_messages(task, "")
     assert [m["role"] for m in messages] == ["system", "user"]
     assert task.instruction.strip() in messages[1]["content"]
+    with pytest.raises(ValueError, match="need an empty workspace"):
+        prompt_messages(get_family("logs-count").generate(0), "")
 
 
 @pytest.mark.sandbox
 def test_prompts_built_without_a_sandbox_are_the_environments():
-    """The quickstart trains on ``prompt_messages`` (no sandbox) and is evaluated in ``TerminalEnv``:
-    both come from ``termrl.episode.initial_messages``, and the workspace a sandbox really holds
-    for such a task lists as empty."""
+    """SFT imitates replies to ``opening_messages`` (built without a sandbox for these tasks), GRPO's
+    rollouts open with ``task_rows``' prompt plus what ``TerminalToolEnv.reset`` returns (TRL appends
+    it to the user message), and the held-out evaluation plays ``TerminalEnv``: one conversation,
+    with the quickstart's empty system prompt; the workspace a sandbox really holds lists as empty."""
     from termrl.env import LISTING_COMMAND, EnvConfig, TerminalEnv
+    from termrl.reward.exports.trl_env import TerminalToolEnv
     from termrl.tasks.runtime import open_sandbox
+    from termrl.training.grpo import task_rows
+    from termrl.training.sft import opening_messages
 
+    config = EnvConfig(system_prompt=load_config(QUICKSTART).env.system_prompt, static=False)
     for seed in (FAMILY.train_seeds.start + 3, FAMILY.heldout_seeds.start):
         task = FAMILY.generate(seed)
-        with TerminalEnv(EnvConfig(system_prompt=QuickstartConfig().system_prompt)) as env:
+        with TerminalEnv(config) as env:
             env.reset(task)
-            assert env.messages == prompt_messages(task, QuickstartConfig().system_prompt)
+            assert env.messages == prompt_messages(task, "") == opening_messages(task, config)
+        [row] = task_rows([task], "")
+        with TerminalToolEnv(config) as tool_env:
+            observation = tool_env.reset(task_id=task.id)
+        *head, user = row["prompt"]
+        assert [*head, {**user, "content": user["content"] + observation}] == env.messages
         with open_sandbox(task) as box:
             assert box.exec(LISTING_COMMAND.format(n=51)).stdout.strip() == ""
 
@@ -59,20 +128,6 @@ def test_heldout_instructions_are_never_train_instructions():
     assert not train & held
 
 
-def test_config_errors_name_the_field():
-    with pytest.raises(ConfigError, match="unknown field 'sft_step'"):
-        from_overrides(QuickstartConfig, ["sft_step=3"])
-    with pytest.raises(ConfigError, match="'grpo_steps': expected int"):
-        from_overrides(QuickstartConfig, ["grpo_steps=many"])
-    with pytest.raises(ConfigError, match="num_generations must be at least 2"):
-        from_overrides(QuickstartConfig, ["num_generations=1"])
-    assert from_overrides(QuickstartConfig, ["grpo_steps=7", "spec=graded"]).grpo_steps == 7
-    with pytest.raises(ValueError, match="unknown task family 'nope'"):
-        check_family(QuickstartConfig(family="nope"))
-    with pytest.raises(ValueError, match="need an empty workspace"):
-        check_family(QuickstartConfig(family="logs-count"))
-
-
 def test_two_proportion_z():
     z, p = two_proportion_z(0.3, 0.45, 200, 200)
     assert 3.0 < z < 3.2 and 0.001 < p < 0.003
@@ -80,128 +135,119 @@ def test_two_proportion_z():
     assert two_proportion_z(0.6, 0.5, 100, 100)[0] < 0
 
 
+# --------------------------------------------------------------------------- one-turn episodes
+
+
+def test_a_one_turn_rollouts_calls_are_left_to_the_episodes_end():
+    """``grpo.max_turns = 1`` is TRL's ``max_tool_calling_iterations = 0``: TRL's loop runs none of
+    the reply's calls, and they are the calls ``episode_outcome`` runs."""
+    call = _bash("ls")
+    reply = {"role": "assistant", "content": "", "tool_calls": [call]}
+    assert pending_calls([reply], 0) == [call]
+    assert pending_calls([{"role": "assistant", "content": "done"}], 0) == []  # no call: nothing to run
+    assert pending_calls([reply], None) == []  # no cap: TRL's loop ran them
+
+
+def _one_turn(task, calls, verifier=None):
+    """The quickstart's episode of ``task`` whose one reply made ``calls``: (outcome, its steps, tool calls)."""
+    from termrl.env import EnvConfig
+    from termrl.reward.exports.trl_env import TerminalToolEnv, episode_outcome, register_tasks
+
+    register_tasks([task])
+    with TerminalToolEnv(EnvConfig(system_prompt="", static=False, command_timeout_s=10), verifier=verifier) as env:
+        env.reset(task_id=task.id)
+        outcome = episode_outcome(env, calls)
+        assert episode_outcome(env, calls) is outcome  # finished once: asked again, the same outcome
+        return outcome, list(env.env.steps), env.tool_calls
+
+
 @pytest.mark.sandbox
-def test_single_action_evaluator_runs_verifies_and_caches():
-    from termrl.verify.pool import VerifierPool
+def test_a_one_turn_episode_runs_the_reply_and_verifies_it():
+    from termrl.protocols import Ending
 
     seed = 5
     task = FAMILY.generate(seed)
-    with VerifierPool(workers=1, static=False) as pool:
-        evaluator = SingleActionEvaluator("one-command", pool)
-        good, findings = evaluator(None, reference_reply(task), {"seed": seed})
-        assert good.verified and good.passed and good.test_pass_ratio == 1.0 and len(good.tests) == 2
-        assert not [f for f in findings if f.severity == "high"]
-        bad, _ = evaluator(None, '<tool_call>\n{"name": "bash", "arguments": {"command": "echo hi"}}\n</tool_call>',
-                           {"seed": seed})
-        assert bad.verified and not bad.passed and bad.test_pass_ratio == 0.0
-        garbled, _ = evaluator(None, "<tool_call>{not json", {"seed": seed})
-        assert garbled.verified and not garbled.passed
-        runs = evaluator.runs
-        again, _ = evaluator(None, reference_reply(task), {"seed": seed})
-        assert evaluator.runs == runs and again.passed  # answered from the cache
-        other, _ = evaluator(None, reference_reply(task), {"seed": seed + 1})
-        assert other.verified and not other.passed  # another seed's task wants other names
+    good, steps, calls = _one_turn(task, [_bash(_command(task))])
+    assert good.verified and good.evidence.passed and good.evidence.test_pass_ratio == 1.0
+    assert len(good.evidence.tests) == 2 and not [f for f in good.findings if f.severity == "high"]
+    assert calls == 1 and [s.action["kind"] for s in steps] == ["command"] and good.ending is Ending.STEP_LIMIT
+    assert steps[0].action["command"] == _command(task) and steps[0].exit_code == 0
+
+    bad, steps, _ = _one_turn(task, [_bash("echo hi")])
+    assert bad.verified and not bad.evidence.passed and bad.evidence.test_pass_ratio == 0.0
+    assert steps[0].observation.startswith("exit code 0") and "hi" in steps[0].observation
+
+    other, _, _ = _one_turn(task, [_bash(_command(FAMILY.generate(seed + 1)))])
+    assert other.verified and not other.evidence.passed  # another seed's task wants other names
+
+    nothing, steps, calls = _one_turn(task, [])  # a reply without tool calls: a submission
+    assert nothing.verified and not nothing.evidence.passed and nothing.ending is Ending.SUBMITTED
+    assert calls == 0 and [s.action["kind"] for s in steps] == ["submit"]
+
+    # a second call reaches the task's one-step limit: refused, counted, not run
+    twice, steps, calls = _one_turn(task, [_bash(_command(task)), _bash("rm -rf ./*")])
+    assert twice.evidence.passed and calls == 2 and len(steps) == 1
 
 
 @pytest.mark.sandbox
-def test_single_action_evaluator_sees_home_tampering():
-    """The quickstart's episodes are finished like every other: HOME is snapshotted, so a
-    command that plants a sitecustomize in the agent's HOME is caught (it used to see nothing)."""
-    from termrl.actions import render_tool_call
-    from termrl.protocols import Action, ActionKind
-    from termrl.verify.pool import VerifierPool
-
+def test_a_one_turn_episode_sees_home_tampering():
+    """The quickstart's episodes are finished like every other: HOME is snapshotted, so a command
+    that plants a sitecustomize in the agent's HOME is caught."""
     seed = 11
     task = FAMILY.generate(seed)
-    honest = reference_reply(task).removeprefix("<tool_call>").removesuffix("</tool_call>")
-    command = json.loads(honest)["arguments"]["command"]
     plant = ("mkdir -p ~/.local/lib/python3.11/site-packages && printf 'import builtins\\n' > "
              "~/.local/lib/python3.11/site-packages/sitecustomize.py")
-    hack = render_tool_call(Action(ActionKind.COMMAND, command=f"{command}\n{plant}"))
-    with VerifierPool(workers=1, static=False) as pool:
-        evaluator = SingleActionEvaluator("one-command", pool, cache_size=0)
-        outcome = evaluator.outcome(hack, seed)
-        clean = evaluator.outcome(reference_reply(task), seed)
+    outcome, _, _ = _one_turn(task, [_bash(f"{_command(task)}\n{plant}")])
+    clean, _, _ = _one_turn(task, [_bash(_command(task))])
     assert outcome.verified and outcome.evidence.passed
     home = [f for f in outcome.findings if f.kind == "tampering" and f.file.startswith("~/")]
     assert home and home[0].severity == "high" and "sitecustomize.py" in home[0].file, outcome.findings
     assert clean.verified and clean.evidence.passed and not clean.findings
 
 
-def test_single_action_trace_step_is_the_environments():
-    """The evaluator and ``TerminalEnv`` run an action through one function: the trace step
-    the verifier and the detectors read is the same, field for field."""
+@pytest.mark.sandbox
+def test_a_one_turn_trace_step_is_the_environments():
+    """A rollout's call and the same action as ``TerminalEnv.step`` reads it from a reply run
+    through one function: the trace the verifier and the detectors read is the same, field for
+    field, and so is the verdict."""
+    from termrl.actions import render_tool_call
     from termrl.env import EnvConfig, TerminalEnv
-    from termrl.verify.pool import VerifierPool
+    from termrl.episode import SandboxVerifier
+    from termrl.protocols import Action, ActionKind
 
     class Recording:
-        def __init__(self, pool):
-            self.pool, self.traces = pool, []
+        def __init__(self):
+            self.traces, self.verify = [], SandboxVerifier(static=False)
 
-        workdir = "/workspace"
-
-        def verify_files(self, task, files, trace, modes=None, folders=None):
+        def __call__(self, task, box, before, after, trace):
             self.traces.append(trace)
-            return self.pool.verify_files(task, files, trace=trace, modes=modes, folders=folders)
+            return self.verify(task, box, before, after, trace)
 
-    seed = 7
-    task = FAMILY.generate(seed)
-    replies = [reference_reply(task),
-               '<tool_call>\n{"name": "bash", "arguments": {"command": "echo hi; echo oops >&2; exit 3"}}\n</tool_call>',
-               '<tool_call>\n{"name": "write_file", "arguments": {"path": "notes.txt", "content": "x"}}\n</tool_call>',
-               "<tool_call>{not json"]
-    with VerifierPool(workers=1, static=False) as pool:
-        recording = Recording(pool)
-        evaluator = SingleActionEvaluator("one-command", recording, cache_size=0)
-        for reply in replies:
-            evidence, _ = evaluator(None, reply, {"seed": seed})
-            with TerminalEnv(EnvConfig(max_steps=1, command_timeout_s=10.0, static=False)) as env:
-                env.reset(task)
-                *_, info = env.step(reply)
-            assert recording.traces[-1] == [env.steps[0].trace()], reply
-            assert evidence.passed == info["evidence"].passed
-    assert recording.traces[1][0]["exit_code"] == 3 and "oops" in recording.traces[1][0]["output"]
-    assert recording.traces[3][0]["format_error"] and recording.traces[3][0]["command"] is None
+    task = FAMILY.generate(7)
+    actions = [Action(ActionKind.COMMAND, command=_command(task)),
+               Action(ActionKind.COMMAND, command="echo hi; echo oops >&2; exit 3"),
+               Action(ActionKind.WRITE, path="notes.txt", content="x")]
+    recording = Recording()
+    for action in actions:
+        arguments = {"command": action.command} if action.kind is ActionKind.COMMAND else \
+            {"path": action.path, "content": action.content}
+        name = "bash" if action.kind is ActionKind.COMMAND else "write_file"
+        outcome, _, _ = _one_turn(task, [{"type": "function", "function": {"name": name, "arguments": arguments}}],
+                                  verifier=recording)
+        rollout = recording.traces[-1]
+        with TerminalEnv(EnvConfig(system_prompt="", static=False, command_timeout_s=10),
+                         verifier=recording) as env:
+            env.reset(task)
+            *_, terminated, truncated, info = env.step(render_tool_call(action))
+            assert terminated or truncated  # the task's one step
+        assert rollout == recording.traces[-1] == [env.steps[0].trace()], action
+        assert outcome.evidence.passed == info["evidence"].passed
+    assert recording.traces[0][0]["exit_code"] == 0 and recording.traces[0][0]["action"] == "command"
+    assert recording.traces[2][0]["exit_code"] == 3 and "oops" in recording.traces[2][0]["output"]
+    assert recording.traces[4][0]["command"] == "write notes.txt"
 
 
-@pytest.mark.sandbox
-def test_small_quickstart_runs_end_to_end(tmp_path, monkeypatch):
-    from termrl.training import quickstart
-
-    every_episode = quickstart.heldout_progress
-    monkeypatch.setattr(quickstart, "heldout_progress", lambda *a: every_episode(*a, every_s=0))
-    lines = []
-    report = run_quickstart(tmp_path / "qs", SMALL, progress=lines.append)
-    assert report["heldout_episodes"] == 4
-    for key in ("sft_heldout_pass_rate", "rl_heldout_pass_rate"):
-        assert 0.0 <= report[key] <= 1.0
-    assert report["heldout_errors"] == {"sft": 0, "rl": 0}
-    assert report["sft"]["steps"] == 4 and report["grpo"]["steps"] == 2
-    assert report["grpo"]["completions"] == 2 * 2 * 2 and report["grpo"]["unverified"] == 0
-    # every completion's episode was started before TRL asked for the rewards (termrl.training.ahead)
-    assert report["grpo"]["evaluations_taken_ahead"] == 2 * 2 * 2
-    assert report["model"]["parameters"] > 0 and report["config"]["hidden_size"] == 32
-    assert set(report["timings"]) >= {"build_s", "sft_s", "sft_eval_s", "grpo_s", "rl_eval_s", "total_s"}
-    saved = json.loads((tmp_path / "qs" / "quickstart.json").read_text())
-    assert saved["rl_heldout_pass_rate"] == report["rl_heldout_pass_rate"]
-    for phase in ("eval_sft", "eval_rl"):
-        replies = (tmp_path / "qs" / phase / "replies.jsonl").read_text().splitlines()
-        assert len(replies) == 4
-    assert any(line.startswith("SFT held-out pass@1") for line in lines)
-    for model in ("SFT", "RL"):  # the held-out evaluations say how far they are
-        assert [line.split(" seeds")[0] for line in lines if line.startswith(f"held-out after {model}:")] == [
-            f"held-out after {model}: {n}/4" for n in range(1, 5)]
-    assert lines[-1].startswith("held-out pass@1: SFT")
-    assert lines[-2].startswith("held-out mean reward: SFT") and lines[-2].endswith("(spec partial: -1 .. 1.5)")
-    assert report["reward_scale"] == "spec partial: -1 .. 1.5"
-    # the run reads back as a report: its episodes (stored), its stages' logs, the page itself
-    from termrl.report import load_run
-
-    run = load_run(tmp_path / "qs")
-    assert run.kind == "quickstart" and [len(p) for p in run.parts.values()] == [4, 4]
-    assert "rl/train/reward" in run.scalars and any(k.startswith("sft/") for k in run.scalars)
-    page = (tmp_path / "qs" / "report.html").read_text()
-    assert '<section id="trajectories">' in page and any(line.startswith("report: ") for line in lines)
+# --------------------------------------------------------------------------- the command
 
 
 def _cli(*args, timeout=600):
@@ -211,34 +257,71 @@ def _cli(*args, timeout=600):
     return result
 
 
-def test_cli_rejects_bad_settings_and_an_existing_run(tmp_path):
-    result = _cli("--set", "heads=7")
-    assert result.returncode == 2 and "hidden_size 128 must be a multiple of heads 7" in result.message
-    (tmp_path / "quickstart.json").write_text("{}")
-    result = _cli("--out", str(tmp_path))
-    assert result.returncode == 2 and "already holds a quickstart run" in result.message
-    assert (tmp_path / "quickstart.json").read_text() == "{}"
-
-
 @pytest.mark.sandbox
-def test_cli_json(tmp_path):
-    sets = [f"{k}={v}" for k, v in (("hidden_size", 32), ("layers", 1), ("heads", 2), ("tokenizer_seeds", 40),
-                                    ("sft_examples", 4), ("sft_steps", 2), ("sft_batch_size", 2), ("grpo_steps", 1),
-                                    ("prompts_per_step", 1), ("num_generations", 2), ("max_completion_tokens", 16),
-                                    ("heldout_episodes", 2), ("eval_workers", 2), ("verifier_workers", 1))]
-    result = _cli("--out", str(tmp_path / "qs"), "--json", *[a for s in sets for a in ("--set", s)])
+def test_small_quickstart_runs_end_to_end(tmp_path):
+    from termrl.rollout.store import read
+
+    out = tmp_path / "qs"
+    result = _cli("--out", str(out), "--json", *[a for k, v in SMALL.items() for a in ("--set", f"{k}={v}")])
     assert result.returncode == 0, result.stderr[-3000:]
-    report = json.loads(result.stdout)
-    assert report["heldout_episodes"] == 2
-    assert {"sft_heldout_pass_rate", "rl_heldout_pass_rate", "z", "p_value"} <= set(report)
-    assert "SFT held-out pass@1" in result.message
+    results = json.loads(result.stdout)  # stdout is one JSON document: the trainers log on stderr
+    assert results == json.loads((out / "results.json").read_text())
+    assert results["algorithm"] == "grpo" and results["config"]["grpo"]["max_turns"] == 1
+
+    sft = results["sft"]  # the warm start ran its steps on the reference solutions
+    assert sft["steps"] == 120 and sft["examples"] == 128 and sft["last_loss"] < sft["first_loss"]
+    assert (out / "sft" / "log_history.json").is_file() and (out / "sft" / "config.json").is_file()
+
+    for name in ("heldout_before", "heldout"):  # the SFT model, then the RL model, on the same episodes
+        assert results[name]["episodes"] == 8 and results[name]["errors"] == 0, name
+        assert len(read(out / name.replace("_", "-"))) == 8
+    for key in ("heldout_pass_rate_before", "heldout_pass_rate_after", "heldout_p_value"):
+        assert 0.0 <= results[key] <= 1.0
+    assert results["heldout_episodes"] == 8 and "heldout_z" in results
+
+    training = results["training"]
+    assert training["steps"] == 2 and training["unverified"] == 0 and training["rollouts"] == 2 * 16
+    # episodes were finished while their batch still generated (one still queued when the rewards were
+    # asked for is finished by the reward call instead)
+    assert 2 * 16 // 2 <= training["finished_ahead"] <= 2 * 16
+    assert {"reward_first_tenth", "reward_last_tenth", "zero_variance_groups"} <= set(training)
+
+    rollouts = read(out / "rollouts")
+    assert len(rollouts) == 2 * 16 and not [t for t in rollouts if t.error]
+    ran = 0
+    for t in rollouts:  # a reply with calls ran them (the one step the task allows); one without submitted
+        kinds = [s.action["kind"] for s in t.steps]
+        if kinds == ["submit"]:
+            assert t.ending == "submitted", t.episode_id
+            continue
+        assert kinds in (["command"], ["write"]) and t.ending == "step_limit", (t.episode_id, kinds)
+        assert t.steps[0].observation and t.steps[0].exit_code is not None, t.episode_id
+        ran += 1
+    assert ran, "the warm-started model's replies make tool calls, and they run"
+    assert (out / "report.html").is_file() and (out / "final" / "config.json").is_file()
+
+
+def test_cli_refuses_a_used_run_directory_and_bad_settings(tmp_path):
+    (tmp_path / "config.json").write_text("{}")
+    result = _cli("--out", str(tmp_path))
+    assert result.returncode == 2 and "already holds a run: pass --resume" in result.message, result.message
+    assert (tmp_path / "config.json").read_text() == "{}" and "Traceback" not in result.stderr
+    result = _cli("--out", str(tmp_path / "new"), "--set", "model.tiny_heads=7")
+    assert result.returncode == 2 and "'model.tiny_heads'" in result.message and "Traceback" not in result.stderr
+    result = _cli("--out", str(tmp_path / "new"), "--set", "grpo.stepz=3")
+    assert result.returncode == 2 and "unknown field 'grpo.stepz'" in result.message
+    assert not (tmp_path / "new").exists()
 
 
 @pytest.mark.quickstart
 def test_full_quickstart_rl_beats_sft(tmp_path):
     """The README's main job on its defaults: RL must measurably improve on the SFT warm start."""
-    report = run_quickstart(tmp_path / "qs", progress=print)
-    assert report["heldout_episodes"] >= 100
-    assert report["heldout_errors"] == {"sft": 0, "rl": 0}
-    assert report["rl_heldout_pass_rate"] > report["sft_heldout_pass_rate"]
-    assert report["p_value"] < 0.05, report
+    out = tmp_path / "qs"
+    result = _cli("--out", str(out), timeout=3 * 3600)
+    assert result.returncode == 0, result.stderr[-3000:]
+    results = json.loads((out / "results.json").read_text())
+    assert results["heldout_episodes"] >= 100
+    assert results["heldout_before"]["errors"] == results["heldout"]["errors"] == 0
+    assert results["training"]["unverified"] == 0
+    assert results["heldout_pass_rate_after"] > results["heldout_pass_rate_before"]
+    assert results["heldout_p_value"] < 0.05, {k: v for k, v in results.items() if k.startswith("heldout_")}
