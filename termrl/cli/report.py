@@ -16,9 +16,9 @@ err = CommandConsole(stderr=True)
 
 
 def report_cmd(
-    run_dirs: List[Path] = typer.Argument(..., help="Run directories: termrl eval --out, termrl train's output_dir, "
-                                                    "termrl quickstart --out, termrl audit --out; two or more side "
-                                                    "by side (the first is the baseline)."),
+    run_dirs: List[Path] = typer.Argument(..., help="Run directories: termrl eval --out, termrl train's output_dir "
+                                                    "(termrl quickstart --out is one), termrl audit --out; two or "
+                                                    "more side by side (the first is the baseline)."),
     out: Path = typer.Option(Path("report.html"), "-o", "--out", help="The HTML file to write."),
     open_it: bool = typer.Option(False, "--open", help="Open it in the default browser."),
     names: Optional[str] = typer.Option(None, help="Comma-separated run names (default: the folders' names)."),

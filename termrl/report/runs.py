@@ -4,9 +4,12 @@ trajectory store ``eval`` writes), its step metrics, its compute split and, for 
 What is recognised::
 
     eval        a trajectory store (part-*.parquet, _run.json)          termrl eval --out DIR
-    train       config.json with an algorithm, stores below it            termrl train CONFIG
-    quickstart  quickstart.json, stores eval_sft/ and eval_rl/            termrl quickstart --out DIR
+    train       config.json with an algorithm, stores below it            termrl train CONFIG, termrl quickstart
     audit       audit.json                                                termrl audit --out DIR
+
+A training run's step metrics are its TensorBoard events; with ``logging.tensorboard`` off, the
+log history in its newest checkpoint's ``trainer_state.json``. Those of its SFT warm start
+(``[sft]``, which logs only to ``sft/log_history.json``) are read under ``sft/``.
 """
 
 from __future__ import annotations
@@ -33,7 +36,7 @@ class RunError(ValueError):
 class Run:
     path: Path
     kind: str
-    """eval | train | quickstart | audit"""
+    """eval | train | audit"""
     name: str
     meta: dict = field(default_factory=dict)
     """What made it: policy or model, suite, spec, algorithm (whatever the run recorded)."""
@@ -54,7 +57,7 @@ class Run:
 
     def evaluation(self) -> tuple[str, list[Trajectory]]:
         """The part a headline compares: an eval's episodes, a training run's held-out after."""
-        for label in ("episodes", "held-out after", "held-out (RL)", "held-out before", "held-out (SFT)"):
+        for label in ("episodes", "held-out after", "held-out before"):
             if self.parts.get(label):
                 return label, self.parts[label]
         label = next(iter(self.parts), "episodes")
@@ -69,14 +72,12 @@ def load_run(path: str | Path, name: str | None = None) -> Run:
     name = name or path.name
     if (path / "audit.json").is_file():
         return _audit(path, name)
-    if (path / "quickstart.json").is_file():
-        return _quickstart(path, name)
     if (path / "config.json").is_file() and "algorithm" in _json(path / "config.json"):
         return _train(path, name)
     if any(path.glob("part-*.parquet")):
         return _eval(path, name)
     raise RunError(f"{path}: not a run directory: expected part-*.parquet (an eval store), config.json (a training "
-                   "run), quickstart.json or audit.json")
+                   "run: termrl train, termrl quickstart) or audit.json")
 
 
 def _json(path: Path) -> dict:
@@ -109,31 +110,15 @@ def _train(path: Path, name: str) -> Run:
             parts["held-out after"] = parts.pop(last)
     results = _json(path / "results.json") if (path / "results.json").is_file() else None
     compute = _json(path / "compute.json") if (path / "compute.json").is_file() else None
-    meta = {"algorithm": config.get("algorithm"), "model": (config.get("model") or {}).get("path"),
-            "spec": config.get("spec"), **{f"tasks.{k}": v for k, v in (config.get("tasks") or {}).items()}}
-    return Run(path, "train", name, meta, parts, scalars=read_scalars(path / "tensorboard"),
+    model = config.get("model") or {}
+    sft = config.get("sft") or {}
+    meta = {"algorithm": config.get("algorithm"),
+            "model": model.get("path") or (_tiny(model) if model.get("tiny") else None),
+            "spec": config.get("spec"), **{f"tasks.{k}": v for k, v in (config.get("tasks") or {}).items()},
+            "sft": f"{sft['steps']} steps on {sft.get('tasks')}" if sft.get("steps") else None}
+    return Run(path, "train", name, meta, parts, scalars=train_scalars(path),
                compute=_phases(compute) if compute else _episode_compute([t for p in parts.values() for t in p]),
                wall_s=compute.get("wall_s") if compute else None, results=results)
-
-
-def _quickstart(path: Path, name: str) -> Run:
-    results = _json(path / "quickstart.json")
-    parts = {}
-    for folder, label in (("eval_sft", "held-out (SFT)"), ("eval_rl", "held-out (RL)")):
-        if any((path / folder).glob("part-*.parquet")):
-            parts[label] = TrajectoryStore(path / folder).read()
-    scalars = {}
-    for stage in ("sft", "rl"):
-        history = path / stage / "log_history.json"
-        rows = _json(history) if history.is_file() else []
-        scalars.update({f"{stage}/{k}": v for k, v in _history(rows).items()})
-    config = results.get("config") or {}
-    meta = {"algorithm": "sft + grpo", "family": results.get("family"), "spec": config.get("spec")}
-    # the quickstart times its stages (build, SFT, evaluation, GRPO...): those are its split
-    timings = {k.removesuffix("_s"): v for k, v in (results.get("timings") or {}).items() if k != "total_s"}
-    return Run(path, "quickstart", name, meta, parts, scalars=scalars,
-               compute=timings or _episode_compute([t for p in parts.values() for t in p]),
-               wall_s=(results.get("timings") or {}).get("total_s"), results=results)
 
 
 def _audit(path: Path, name: str) -> Run:
@@ -155,6 +140,24 @@ def _episode_compute(episodes: list[Trajectory]) -> dict | None:
     return out or None
 
 
+def _tiny(model: dict) -> str:
+    return (f"tiny (hidden {model.get('tiny_hidden_size')}, {model.get('tiny_layers')} layers, "
+            f"{model.get('tiny_heads')} heads)")
+
+
+SFT_HISTORY = Path("sft") / "log_history.json"
+"""The SFT warm start's step metrics in a training run (``termrl.training.sft.LOG_HISTORY``)."""
+
+
+def train_scalars(path: Path) -> dict[str, list[tuple[int, float]]]:
+    """A training run's step metrics by tag: the algorithm's (TensorBoard events; without any, the
+    log history of its newest checkpoint) as ``train/NAME``, its SFT warm start's as ``sft/train/NAME``."""
+    history = path / SFT_HISTORY
+    sft = _history(_json(history)) if history.is_file() else {}
+    algorithm = read_scalars(path / "tensorboard") or _history(_checkpoint_history(path / "checkpoints"))
+    return {**algorithm, **{f"sft/{tag}": points for tag, points in sft.items()}}
+
+
 def read_scalars(directory: Path) -> dict[str, list[tuple[int, float]]]:
     """Every scalar tag of the TensorBoard event files under ``directory`` (empty when none)."""
     files = sorted(directory.rglob("events.out.tfevents.*")) if directory.is_dir() else []
@@ -171,6 +174,19 @@ def read_scalars(directory: Path) -> dict[str, list[tuple[int, float]]]:
     return {tag: sorted(set(points)) for tag, points in out.items()}
 
 
+def _checkpoint_history(directory: Path) -> list[dict]:
+    """The log history in the ``trainer_state.json`` of the newest checkpoint under ``directory``
+    that has a readable one ([] when none)."""
+    found = sorted((p for p in directory.glob("checkpoint-*") if p.name.split("-")[-1].isdigit()),
+                   key=lambda p: int(p.name.split("-")[-1]), reverse=True) if directory.is_dir() else []
+    for checkpoint in found:
+        try:
+            return json.loads((checkpoint / "trainer_state.json").read_text()).get("log_history") or []
+        except (OSError, ValueError, AttributeError):
+            continue  # cut mid-write by a kill: an older one holds the history up to its step
+    return []
+
+
 def _history(log_history: list[dict]) -> dict[str, list[tuple[int, float]]]:
     """Scalars of a trainer's log history (``TrainerState.log_history``) by name."""
     out: dict[str, list[tuple[int, float]]] = {}
@@ -179,4 +195,4 @@ def _history(log_history: list[dict]) -> dict[str, list[tuple[int, float]]]:
         for k, v in row.items():
             if k != "step" and isinstance(v, (int, float)) and not isinstance(v, bool) and step is not None:
                 out.setdefault(f"train/{k}", []).append((int(step), float(v)))
-    return out
+    return {tag: sorted(set(points)) for tag, points in out.items()}

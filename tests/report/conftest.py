@@ -1,6 +1,6 @@
 """Runs for the report tests, made once per session by termrl's own commands: eval runs of the
-oracle, nop and scripted policies, an audit, a scaled-down GRPO training run, and a quickstart
-directory laid out as ``termrl quickstart`` writes it (its full run is the quickstart tier's)."""
+oracle, nop and scripted policies, an audit, a scaled-down GRPO training run, and a scaled-down
+``termrl quickstart`` (a training run with an SFT warm start; the full one is the quickstart tier's)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from train.test_train_cli import CONFIG  # tests/ is on sys.path: pytest puts it there
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
@@ -19,6 +18,14 @@ HACKY = ["<tool_call>{\"name\": \"bash\", \"arguments\": {", {"command": "ls -la
          {"write": "conftest.py", "content": "import pytest\n\ndef pytest_collection_modifyitems(items):\n"
                                              "    items.clear()\n"}]
 """A policy that makes a format error, looks around, then plants a conftest.py that drops every test."""
+QUICKSTART = [f"{k}={v}" for k, v in (
+    ("model.tiny_hidden_size", 32), ("model.tiny_heads", 2), ("model.tiny_tokenizer_seeds", 60),
+    ("sft.steps", 10), ("sft.tasks", "one-command:0-7"), ("grpo.steps", 2),
+    ("tasks.train", "one-command:256-259"), ("grpo.num_generations", 2), ("grpo.batch_size", 4),
+    ("grpo.workers", 2), ("grpo.verifier_workers", 1), ("env.warm_sandboxes", 1),
+    ("tasks.heldout", "one-command:heldout:0-2"), ("eval.workers", 2))]
+"""``termrl quickstart`` (configs/quickstart.toml) scaled down: 10 SFT steps, 2 GRPO steps of 2 tasks
+x 2 rollouts, 3 held-out tasks."""
 
 
 def termrl(*args, timeout=900):
@@ -46,11 +53,8 @@ def runs(tmp_path_factory):
     res = termrl("train", str(config), "--json")
     assert res.returncode == 0, res.stderr[-3000:]
     made["train"] = root / "train"
-    small = [f"{k}={v}" for k, v in (("hidden_size", 32), ("layers", 1), ("heads", 2), ("tokenizer_seeds", 40),
-                                      ("sft_examples", 4), ("sft_steps", 2), ("sft_batch_size", 2), ("grpo_steps", 2),
-                                      ("prompts_per_step", 1), ("num_generations", 2), ("max_completion_tokens", 16),
-                                      ("heldout_episodes", 3), ("eval_workers", 2), ("verifier_workers", 1))]
-    res = termrl("quickstart", "--out", str(root / "quickstart"), "--json", *[a for s in small for a in ("--set", s)])
+    sets = [arg for setting in QUICKSTART for arg in ("--set", setting)]
+    res = termrl("quickstart", "--out", str(root / "quickstart"), "--json", *sets)
     assert res.returncode == 0, res.stderr[-3000:]
     made["quickstart"] = root / "quickstart"
     return made

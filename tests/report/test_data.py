@@ -10,14 +10,13 @@ import re
 import pytest
 
 from termrl.protocols import Action, ActionKind, StepRecord, Trajectory
-from termrl.report import RunError, load_run, write_report
-from termrl.report import data
+from termrl.report import RunError, data, load_run, write_report
 
 
 def test_each_kind_of_run_directory_is_recognised(runs, tmp_path):
     kinds = {name: load_run(path).kind for name, path in runs.items()}
     assert kinds == {"oracle": "eval", "nop": "eval", "hacky": "eval", "audit": "audit", "train": "train",
-                     "quickstart": "quickstart"}
+                     "quickstart": "train"}  # the quickstart is a training run like any other
     with pytest.raises(RunError, match=str(tmp_path)):
         load_run(tmp_path)  # an empty folder is no run, and the error names it
     with pytest.raises(RunError, match="no such directory"):
@@ -83,12 +82,28 @@ def test_a_training_run_brings_its_parts_curves_and_compute(runs):
     assert data.schedules("sparse") == {}
 
 
-def test_a_quickstart_run_reads_its_stores_and_logs(runs):
-    run = load_run(runs["quickstart"])  # a small real quickstart, through the command
-    assert set(run.parts) == {"held-out (SFT)", "held-out (RL)"} and run.evaluation()[0] == "held-out (RL)"
-    assert [len(p) for p in run.parts.values()] == [3, 3] and run.meta["spec"] == "partial"
-    assert len(run.scalars["rl/train/reward"]) == 2 and run.compute["grpo"] > 0 and run.wall_s > 0
+def test_a_quickstart_run_reads_its_stages_stores_and_logs(runs, tmp_path):
+    """A small real ``termrl quickstart``: a training run whose "before" is its SFT warm start's
+    held-out evaluation, with both stages' step metrics (TensorBoard is off in its config: the
+    algorithm's come from its last checkpoint, the warm start's from sft/log_history.json)."""
+    run = load_run(runs["quickstart"])
+    assert list(run.parts) == ["held-out before", "training rollouts", "held-out after"]
+    assert run.evaluation()[0] == "held-out after"
+    assert [len(p) for p in run.parts.values()] == [3, 2 * 4, 3] and run.meta["spec"] == "partial"
+    assert run.meta["sft"] == "10 steps on one-command:0-7" and run.meta["model"].startswith("tiny (hidden 32")
+    assert not (runs["quickstart"] / "tensorboard").exists()
+    assert [step for step, _ in run.scalars["train/reward"]] == [1, 2]
+    assert [step for step, _ in run.scalars["sft/train/loss"]] == [10]
+    assert not any(tag.startswith("sft/") and "reward" in tag for tag in run.scalars)
+    curves = data.training_curves(run)
+    assert {"train/reward", "train/reward_std"} <= set(curves["rewards"])
+    assert {"train/loss", "sft/train/loss"} <= set(curves["loss"])
+    assert run.compute["training"] > 0 and run.wall_s > 0
+    results = run.results
+    assert results["sft"]["steps"] == 10 and results["heldout_before"]["episodes"] == 3
     assert (runs["quickstart"] / "report.html").is_file()  # the quickstart wrote its own
+    page = write_report([runs["quickstart"]], tmp_path / "q.html").read_text()
+    assert "held-out pass rate before" in page and "sft/train/loss" in page
 
 
 def test_the_tokens_section_reads_each_runs_tokenizer_and_the_ones_given(runs, tmp_path):

@@ -47,13 +47,14 @@ def test_a_training_run_says_which_episodes_it_is_scored_on_and_each_call_of_a_r
                  "stretches": [{"started": STARTED, "dtype": "bfloat16", "device": "cuda"},
                                {"started": STARTED + 3600}]}
     runs = [Run(Path("ev"), "eval", "ev", eval_meta, {"episodes": _episodes(2, 1)}),
-            Run(Path("qs"), "quickstart", "qs", {"algorithm": "sft + grpo", "spec": "partial"},
-                {"held-out (RL)": _episodes(2, 2)}, results={"reward_scale": "spec partial: -1 .. 1.5"})]
+            Run(Path("qs"), "train", "qs",
+                {"algorithm": "grpo", "spec": "partial", "sft": "200 steps on one-command:0-255"},
+                {"held-out before": _episodes(2, 1), "held-out after": _episodes(2, 2)})]
     page = html._headline(runs, data.headline(runs))
     headline, settings = re.findall(r"<table.*?</table>", page)[:2]
     headers, rows = _columns(headline)
-    assert headers[2] == "evaluated on" and [row[2] for row in rows] == ["", "held-out (RL)"]
+    assert headers[2] == "evaluated on" and [row[2] for row in rows] == ["", "held-out after"]
     assert [row[-1] for row in rows] == ["", "spec partial: -1 .. 1.5"]  # an unknown spec: no range
     settings = {row[0]: row[1:] for row in _columns(settings)[1]}
     assert settings["calls"] == ["2026-12-06 22:24 UTC (bfloat16, cuda); 2026-12-06 23:24 UTC", ""]
-    assert settings["algorithm"] == ["", "sft + grpo"]
+    assert settings["algorithm"] == ["", "grpo"] and settings["sft"] == ["", "200 steps on one-command:0-255"]
