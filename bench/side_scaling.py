@@ -1,10 +1,12 @@
-"""How the side work of an RL step (one-action episodes: environment, verification, detection)
+"""How the side work of an RL step (one-turn episodes: environment, verification, detection)
 scales with the number of episodes run at once.
 
 For each worker count W: a warm ``VerifierPool`` of W verifiers and W threads run the same N
-one-action episodes of the quickstart's family (the family's reference reply as the completion,
-so every episode runs a command and its hidden tests), through ``SingleActionEvaluator`` as the
-quickstart's reward does. Prints ``name=value`` lines per W:
+one-turn ``TerminalToolEnv`` episodes of the quickstart's family (``termrl.reward.exports.trl_env``,
+as GRPO with ``max_turns = 1`` plays them: ``reset(task_id=...)``, then ``episode_outcome(env,
+[call])`` runs the reply's tool call and finishes the episode), the family's reference reply as
+the reply's call, so every episode runs a command and its hidden tests. Prints ``name=value``
+lines per W:
 
   eps_per_s_W=          episodes per second
   speedup_W=            eps_per_s_W / eps_per_s_1
@@ -19,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import json
 import sys
 import threading
 import time
@@ -31,7 +34,7 @@ sys.path.insert(0, str(ROOT))
 
 
 class PhaseClock:
-    """A ``phase`` callable for ``SingleActionEvaluator``: thread time per phase, summed over
+    """A ``phase`` callable for ``TerminalToolEnv``: thread time per phase, summed over
     threads (the innermost phase of each thread counts)."""
 
     def __init__(self) -> None:
@@ -59,33 +62,49 @@ class PhaseClock:
             self.seconds[name] += seconds
 
 
-def run(workers: int, seeds: list[int], family_name: str, ahead: int = 0) -> dict:
+def reference_call(task) -> dict:
+    """The task's reference reply as the tool call TRL parses out of it (``{"type": "function", ...}``)."""
     from termrl.policies.tiny import reference_reply
+
+    text = reference_reply(task)  # <tool_call>{"name": "bash", "arguments": {...}}</tool_call>
+    return {"type": "function", "function": json.loads(text.removeprefix("<tool_call>").removesuffix("</tool_call>"))}
+
+
+def run(workers: int, seeds: list[int], family_name: str, ahead: int = 0) -> dict:
+    from termrl.env import EnvConfig
+    from termrl.episode import PoolVerifier
+    from termrl.reward.exports.trl_env import TerminalToolEnv, episode_outcome, register_tasks
+    from termrl.sandbox.warm import warm_sandboxes_closed
     from termrl.tasks.families import get_family
-    from termrl.training.quickstart import SingleActionEvaluator
     from termrl.verify.pool import VerifierPool
 
     family = get_family(family_name)
-    replies = {seed: reference_reply(family.generate(seed)) for seed in seeds}
+    tasks = {seed: family.generate(seed) for seed in seeds}
+    register_tasks(tasks.values())
+    calls = {seed: reference_call(task) for seed, task in tasks.items()}
     clock = PhaseClock()
     spans: list[float] = []
 
-    def one(seed: int, evaluator) -> None:
+    def one(seed: int, config: EnvConfig, phase, verifier) -> None:
         started = time.perf_counter()
-        outcome = evaluator.outcome(replies[seed], seed)
+        with TerminalToolEnv(config, phase=phase, verifier=verifier) as env:
+            env.reset(task_id=tasks[seed].id)
+            outcome = episode_outcome(env, [calls[seed]])
         spans.append(time.perf_counter() - started)
-        if not outcome.verified:
-            raise SystemExit(f"side_scaling: seed {seed} was not verified: {outcome.ending}")
+        if not outcome.verified or not outcome.evidence.passed:
+            raise SystemExit(f"side_scaling: seed {seed} was not verified and passed: {outcome.ending} "
+                             f"{outcome.error or outcome.evidence.verify_error or ''}")
 
-    with VerifierPool(workers=workers, static=False) as pool:
-        warm = SingleActionEvaluator(family_name, pool)
+    config = EnvConfig(static=False, command_timeout_s=10, warm_sandboxes=ahead)
+    with VerifierPool(workers=workers, static=False) as pool, warm_sandboxes_closed():
+        verifier = PoolVerifier(pool)
+        cold = EnvConfig(static=False, command_timeout_s=10)
         with ThreadPoolExecutor(workers) as threads:  # every verifier and sandbox path warm
-            list(threads.map(lambda s: one(s, warm), seeds[:workers]))
+            list(threads.map(lambda s: one(s, cold, None, verifier), seeds[:workers]))
         spans.clear()
-        evaluator = SingleActionEvaluator(family_name, pool, phase=clock.phase, warm_sandboxes=ahead)
         started = time.perf_counter()
         with ThreadPoolExecutor(workers) as threads:
-            list(threads.map(lambda s: one(s, evaluator), seeds))
+            list(threads.map(lambda s: one(s, config, clock.phase, verifier), seeds))
         wall = time.perf_counter() - started
     n = len(seeds)
     return {"eps_per_s": n / wall, "episode_ms": 1000 * sum(spans) / n,

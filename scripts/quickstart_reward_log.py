@@ -4,13 +4,21 @@ For refactors of the reward path: the quickstart is seeded end to end (model, da
 sampling), so its GRPO reward log must not move when the road from an episode to its reward is
 rebuilt. Run before and after, then compare the ``logs`` lists (``--compare``).
 
+It runs ``termrl.training.train(QUICKSTART, overrides=[...])`` (``configs/quickstart.toml``, what
+``termrl quickstart`` runs) in WORKDIR, made small: a tokenizer trained on 300 train tasks, SFT on
+the first 64 train seeds, GRPO on the next ones, no held-out evaluation. The log is each step's
+``reward*`` and ``termrl/*`` metrics from the trainer's ``log_history`` (the checkpoint saved at
+the last step, ``checkpoints/checkpoint-N/trainer_state.json``); ``result`` is results.json's
+``training`` record (steps, rollouts, unverified, finished_ahead, reward_first/last_tenth, ...).
+
 Usage:
   python scripts/quickstart_reward_log.py OUT.json WORKDIR [--grpo-steps 10] [--sft-steps 150]
   python scripts/quickstart_reward_log.py --compare BEFORE.json AFTER.json
 
-About 5 minutes on 2 cores with the defaults. ``sandbox_episodes`` in the result may differ by a
-few between runs: identical completions verified at the same moment in two threads can both miss
-the evaluator's cache. The rewards do not depend on it.
+WORKDIR must be new or empty (the run's directory). About 5 minutes on 2 idle cores with the
+defaults; ``--grpo-steps 1 --sft-steps 1`` is a smoke run of a minute or two. ``finished_ahead``
+in the result may differ between runs (which episodes were finished while the batch still
+generated depends on timing); the rewards do not depend on it.
 """
 
 from __future__ import annotations
@@ -20,34 +28,33 @@ import json
 import sys
 from pathlib import Path
 
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+SFT_EXAMPLES = 64
+"""Train seeds 0..63 are SFT's reference solutions; GRPO trains on the seeds after them."""
+TOKENIZER_SEEDS = 300
+
 
 def reward_log(out_dir: Path, grpo_steps: int, sft_steps: int) -> dict:
-    import torch
-    import transformers
+    from termrl.training import QUICKSTART, train
+    from termrl.training.config import load_config
 
-    from termrl.tasks.families import get_family
-    from termrl.training import quickstart as q
-
-    logs: list[dict] = []
-    original = transformers.Trainer.log
-
-    def log(self, values, *args, **kwargs):  # TRL's GRPOTrainer.log adds its metrics, then calls this
-        logs.append({k: v for k, v in values.items() if k.startswith(("reward", "termrl"))})
-        return original(self, values, *args, **kwargs)
-
-    transformers.Trainer.log = log
-    config = q.QuickstartConfig(sft_steps=sft_steps, sft_examples=64, grpo_steps=grpo_steps, tokenizer_seeds=300)
-    torch.set_num_threads(config.torch_threads)
-    start = get_family(config.family).train_seeds.start
-    try:
-        with q._quiet():
-            q.build_model(out_dir / "init", config)
-            q.train_sft(out_dir / "init", out_dir / "sft", config, range(start, start + 64), print)
-            seeds = range(start + 64, start + 64 + grpo_steps * config.prompts_per_step)
-            result = q.train_grpo(out_dir / "sft", out_dir / "rl", config, seeds, print)
-    finally:
-        transformers.Trainer.log = original
-    return {"logs": [entry for entry in logs if entry], "result": result}
+    quickstart = load_config(QUICKSTART)
+    family = quickstart.model.tiny_tokenizer  # the quickstart's family (its tokenizer is trained on it)
+    prompts = quickstart.grpo.batch_size // quickstart.grpo.num_generations
+    overrides = [f'output_dir="{out_dir}"',
+                 f"model.tiny_tokenizer_seeds={TOKENIZER_SEEDS}",
+                 f"sft.steps={sft_steps}", f'sft.tasks="{family}:0-{SFT_EXAMPLES - 1}"',
+                 f"grpo.steps={grpo_steps}",
+                 f'tasks.train="{family}:{SFT_EXAMPLES}-{SFT_EXAMPLES + grpo_steps * prompts - 1}"',
+                 'tasks.heldout=""',  # no held-out evaluation: the log is what is compared
+                 f"logging.save_steps={grpo_steps}"]  # a checkpoint at the last step keeps the whole log_history
+    results = train(QUICKSTART, overrides=overrides)
+    state = out_dir / "checkpoints" / f"checkpoint-{grpo_steps}" / "trainer_state.json"
+    history = json.loads(state.read_text())["log_history"]
+    logs = [{k: v for k, v in entry.items() if k.startswith(("reward", "termrl"))} for entry in history]
+    return {"logs": [entry for entry in logs if entry], "result": results["training"]}
 
 
 def main() -> None:
@@ -62,8 +69,10 @@ def main() -> None:
         same = before == after
         print(f"steps={len(before)} / {len(after)} identical={same}")
         sys.exit(0 if same else 1)
-    out, work = args.paths
-    Path(out).write_text(json.dumps(reward_log(Path(work), args.grpo_steps, args.sft_steps), indent=1))
+    out, work = Path(args.paths[0]), Path(args.paths[1]).resolve()
+    if work.exists() and any(work.iterdir()):
+        parser.error(f"WORKDIR {work} is not empty: give a new or empty directory (it becomes the run's)")
+    out.write_text(json.dumps(reward_log(work, args.grpo_steps, args.sft_steps), indent=1))
 
 
 if __name__ == "__main__":
