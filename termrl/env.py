@@ -138,7 +138,7 @@ def apply_action(box: Sandbox, task: Task, action: Action, record: StepRecord, *
     """Run a command or write a file in ``box``; fill ``record``'s outcome and return the observation.
 
     The one place an action touches a sandbox (``TerminalEnv.step`` calls it; evaluation,
-    GRPO's tool calls and the quickstart's single-action episodes all run through
+    GRPO's tool calls (one-turn episodes' included) all run through
     ``TerminalEnv``). A relative write path is taken from the task's workdir; a write that
     fails is exit code 1 with the error as observation. ``action`` must not be a submission.
     """

@@ -1,7 +1,7 @@
 """The one road from a finished episode to its reward, and the opening of every episode.
 
 Every caller that ends an episode - ``TerminalEnv`` (evaluation, rollouts, GRPO's
-environment adapter, the quickstart's single-action evaluator) and the exploit audit -
+environment adapter, one-turn episodes included) and the exploit audit -
 finishes it here, so they cannot drift apart:
 
 1. ``finish_episode`` snapshots the agent's final workspace and HOME (before the hidden
@@ -19,7 +19,7 @@ runs the hidden tests in the episode's own sandbox; ``PoolVerifier`` in a warm
 
 ``initial_messages`` is the conversation every episode opens with (system prompt, then
 the instruction and a listing of the workspace); training data built without a sandbox
-(the quickstart's prompts) comes from the same function.
+(the SFT warm start's prompts) comes from the same function.
 """
 
 from __future__ import annotations

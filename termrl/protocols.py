@@ -678,7 +678,7 @@ class Outcome:
     """What a finished episode produced: how it ended, the evidence, the findings, the reward.
 
     Made only by ``termrl.episode`` (``finish_episode``, ``harness_failure``), so every caller -
-    the environment, GRPO's environment adapter, the quickstart, the audit - reads the same thing.
+    the environment, GRPO's environment adapter, the audit - reads the same thing.
     """
 
     ending: Ending
