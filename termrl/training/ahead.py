@@ -161,6 +161,8 @@ def grpo_trainer_class():
                 self._ahead_inputs = self._ahead_prompts = None
 
         def _tool_call_loop(self, prompts, prompt_ids, completion_ids, completions, *args, **kwargs):
+            if self.max_tool_calling_iterations == 0:  # no round: the calls run when the episodes finish
+                return super()._tool_call_loop(prompts, prompt_ids, completion_ids, completions, *args, **kwargs)
             ahead = ToolCallsAhead(self.environments, self._sync_tool_dicts, self._async_tool_dicts, completions,
                                    self.tool_workers, self.finish_ahead)
             try:

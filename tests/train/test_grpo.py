@@ -816,3 +816,35 @@ def test_grpo_on_one_reply_per_episode(tiny, tmp_path, monkeypatch):
     assert first["advantages"][0] > 0 > first["advantages"][1]  # good is rollout 0 of its group
     assert not first["tool_mask"].eq(0).any()  # TRL ran no tool: no tool result in the completions
     assert not leftover_sandboxes()
+
+
+@pytest.mark.sandbox
+def test_a_finish_runs_its_pending_calls_while_tool_calls_ahead_is_open():
+    """A finish started ahead may run while TRL's thread holds ``ToolCallsAhead``'s block open (it
+    hooks every environment's tool methods, and hands each of TRL's calls the result of a call it
+    started): the pending calls run directly, once, and never take (or wait for) a result the
+    block holds for TRL. Through the tool methods, this finish waited forever for one."""
+    from concurrent.futures import Future
+
+    import threading
+
+    from termrl.reward.exports.trl_env import ToolCallsAhead, episode_outcome
+
+    task, reference_call = one_command_task()
+    env = TerminalToolEnv(ROOMY)
+    env.reset(task_id=task.id)
+    completion = [reply(reference_call, fn("bash", command=COUNT))]
+    tools = {"bash": env.bash, "write_file": env.write_file}
+    with ToolCallsAhead([env, TerminalToolEnv(ROOMY)], [tools, {}], [{}, {}], [completion, []], workers=2):
+        assert env._ahead_of is not None
+        env._ahead.append(Future())  # a call the block started for TRL, still running
+        got = []
+        finish = threading.Thread(target=lambda: got.append(episode_outcome(env, completion[-1]["tool_calls"])),
+                                  daemon=True)
+        finish.start()
+        finish.join(60)
+        assert not finish.is_alive(), "the finish waits for a result ToolCallsAhead holds for TRL"
+        env._ahead.clear()
+    outcome = got[0]
+    assert commands(env) == [reference_call["function"]["arguments"]["command"], COUNT]
+    assert env.env.steps[1].observation.split()[-1] == "1" and outcome.evidence.passed

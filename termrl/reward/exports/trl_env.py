@@ -57,6 +57,10 @@ TASKS: dict[str, Task] = {}
 
 _episodes = itertools.count()
 
+TOOL_ACTIONS = {"bash": lambda command: Action(ActionKind.COMMAND, command=command),
+                "write_file": lambda path, content: Action(ActionKind.WRITE, path=path, content=content)}
+"""The action each of ``TerminalToolEnv``'s tools runs, from the tool's arguments."""
+
 
 def register_tasks(tasks) -> None:
     """Make ``tasks`` (Task objects) findable by ``reset(task_id=task.id)`` in this process."""
@@ -159,7 +163,7 @@ class TerminalToolEnv:
         Returns:
             The exit code, then the command's stdout and stderr (long output keeps its head and tail).
         """
-        return self._act(Action(ActionKind.COMMAND, command=command))
+        return self._act(TOOL_ACTIONS["bash"](command=command))
 
     def write_file(self, path: str, content: str) -> str:
         """Create or overwrite a file with the given content.
@@ -171,7 +175,7 @@ class TerminalToolEnv:
         Returns:
             A confirmation with the number of bytes written, or why the write failed.
         """
-        return self._act(Action(ActionKind.WRITE, path=path, content=content))
+        return self._act(TOOL_ACTIONS["write_file"](path=path, content=content))
 
     # ------------------------------------------------------------------ lifecycle (private: not tools)
 
@@ -229,7 +233,9 @@ class TerminalToolEnv:
                 self._calls_before_finish = self._tool_calls
                 tools = {"bash": self.bash, "write_file": self.write_file}
                 for tool, arguments in _calls_of(self, tools, {}, pending) or ():
-                    tool(**arguments)  # as TRL's loop would call it; a refused call is counted, not run
+                    # the calls TRL's loop would make, run here directly (never through ToolCallsAhead,
+                    # whose block may be open in TRL's thread meanwhile); a refused call is counted, not run
+                    self._run(TOOL_ACTIONS[tool.__name__](**arguments))
                 self._finished_with = pending
             if self.outcome is None:
                 self.env.step(Action(ActionKind.SUBMIT))  # the model replied without a tool call
