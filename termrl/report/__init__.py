@@ -1,6 +1,6 @@
 """``termrl report RUN_DIR...``: one self-contained HTML file a person reads instead of JSON.
 
-``runs`` reads any run directory termrl writes (eval, train, quickstart, audit); ``data``
+``runs`` reads any run directory termrl writes (eval, train and quickstart, audit); ``data``
 computes what the report shows as plain data; ``html`` lays it out with plotly (inlined), sortable
 and filterable tables and a trajectory viewer. No network at view time.
 """

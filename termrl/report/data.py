@@ -77,10 +77,8 @@ def headline(runs) -> dict:
 
 
 def reward_scale(run) -> str | None:
-    """What the run's rewards are out of (``RewardSpec.scale``): its quickstart's own words, or
-    the spec it recorded loaded again; None when that spec cannot be loaded here."""
-    if run.results and run.results.get("reward_scale"):
-        return run.results["reward_scale"]
+    """What the run's rewards are out of (``RewardSpec.scale``): the spec it recorded, loaded
+    again; None when that spec cannot be loaded here."""
     spec = run.meta.get("spec")
     if not isinstance(spec, str) or not spec:
         return None
@@ -376,8 +374,8 @@ def episodes(runs) -> list[dict]:
     return [episode_record(run.name, part, t) for run in runs for part, eps in run.parts.items() for t in eps]
 
 
-TOKENIZER_DIRS = ("final", "rl", "sft", "model-init", "model")
-"""Where a run keeps a model's tokenizer, first found first (train: final/, model-init/; quickstart: rl/, sft/)."""
+TOKENIZER_DIRS = ("final", "sft", "model-init", "model")
+"""Where a run keeps a model's tokenizer, first found first (train: final/, its SFT warm start's sft/, model-init/)."""
 EPISODE_SAMPLE = 200
 """Episodes of the runs a report's token figures read (the first ones, in the runs' order)."""
 
