@@ -572,9 +572,7 @@ def run_dpo(cfg: TrainConfig, out: Path, model_dir: Path, accountant: Accountant
     from transformers import AutoModelForCausalLM, AutoTokenizer  # heavy: transformers
     from trl import DPOConfig  # heavy: trl
 
-    from termrl.training.dpo import (
-        dpo_trainer,  # heavy: subclasses TRL's DPO collator, so imports trl and torch
-    )
+    from termrl.training.dpo import dpo_trainer  # heavy: subclasses TRL's DPO collator (trl, torch)
 
     d = cfg.dpo
     rollout, options = _sampling(cfg, d.samples_per_task, d.temperature)

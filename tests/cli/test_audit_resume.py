@@ -27,6 +27,7 @@ def key(row: dict) -> tuple:
     return (row["task"], row["exploit"], row["tests_passed"], row["reward"], row["nop_reward"], row["advantage"])
 
 
+@pytest.mark.slow  # over 10 s: kept out of the default tier (under 15 minutes)
 def test_a_killed_audit_resumes_to_the_report_of_an_uninterrupted_one(tmp_path):
     whole = termrl(*ARGS, "--out", str(tmp_path / "whole"))
     assert whole.returncode in (0, 1), whole.stderr

@@ -97,6 +97,7 @@ def test_bad_policy_and_resume_without_out_are_clear_errors(tmp_path):
     assert res.returncode == 2 and "takes no options" in res.stderr and "Traceback" not in res.stderr
 
 
+@pytest.mark.slow  # over 10 s: kept out of the default tier (under 15 minutes)
 def test_kill_9_then_resume_gives_every_episode_once(tmp_path):
     out = tmp_path / "run"
     args = ["eval", "--policy", "oracle", "--suite", "logs-count:0-9", "--workers", "1", "--out", str(out), "--json"]
@@ -176,6 +177,7 @@ def test_resume_refuses_other_episode_settings_and_records_each_stretch(tmp_path
     assert termrl(*args, "--max-steps", "5", "--resume").returncode == 0
 
 
+@pytest.mark.slow  # over 10 s: kept out of the default tier (under 15 minutes)
 def test_a_stretch_in_another_dtype_than_the_runs_earlier_ones_is_said(tmp_path):
     from termrl.policies.tiny import build_tiny_model
 

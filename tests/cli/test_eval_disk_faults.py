@@ -45,6 +45,7 @@ def stored_ids(run: Path) -> list[str]:
             for i in pq.read_table(part, columns=["episode_id"]).column("episode_id").to_pylist()]
 
 
+@pytest.mark.slow  # over 10 s: kept out of the default tier (under 15 minutes)
 def test_a_full_disk_stops_the_run_clearly_and_resume_finishes_it(tmp_path):
     disk = tmp_path / "disk"
     mount_tmpfs(disk, "size=160k")

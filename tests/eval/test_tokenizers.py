@@ -60,6 +60,7 @@ def run(*args):
                           capture_output=True, text=True, timeout=600)
 
 
+@pytest.mark.slow  # over 10 s: kept out of the default tier (under 15 minutes)
 def test_report_on_the_quickstart_tokenizer_and_a_tokenizer_json(tmp_path, eight_spaces):
     eight_spaces.save_pretrained(tmp_path / "tiny")
     res = run("--tokenizer", "quickstart", "--tokenizer", str(tmp_path / "tiny" / "tokenizer.json"), "--json")

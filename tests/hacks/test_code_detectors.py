@@ -602,6 +602,7 @@ def codegen(loader, every: int) -> list[Task]:
 
 
 @requires_sandbox
+@pytest.mark.slow  # over 10 s: kept out of the default tier (under 15 minutes)
 def test_no_high_finding_on_builtin_reference_solutions():
     from termrl.tasks.suites import builtin_entries
 
@@ -611,6 +612,7 @@ def test_no_high_finding_on_builtin_reference_solutions():
 
 
 @requires_sandbox
+@pytest.mark.slow  # over 10 s: kept out of the default tier (under 15 minutes)
 def test_no_high_finding_on_sampled_humaneval_and_mbpp_solutions():
     from termrl.tasks.formats.codegen import load_humaneval, load_mbpp
 

@@ -517,6 +517,7 @@ def assert_no_high_findings(tasks: list[Task]) -> None:
 
 
 @requires_sandbox
+@pytest.mark.slow  # over 10 s: kept out of the default tier (under 15 minutes)
 def test_builtin_reference_solutions_raise_no_high_finding():
     from termrl.tasks.suites import builtin_entries
 

@@ -297,6 +297,7 @@ def test_every_builtin_pytest_task_has_a_variant_that_parses():
 
 
 @requires_sandbox
+@pytest.mark.slow  # over 10 s: kept out of the default tier (under 15 minutes)
 def test_reference_solutions_fail_every_test_of_every_builtin_variant():
     with ThreadPoolExecutor(max_workers=WORKERS) as ex:
         found = dict(zip((t.id for t in BUILTINS), ex.map(builtin_problems, BUILTINS)))

@@ -87,6 +87,7 @@ def write_task_dir(root, task_id: str) -> None:
 
 
 @pytest.mark.sandbox
+@pytest.mark.slow  # over 10 s: kept out of the default tier (under 15 minutes)
 def test_the_command_replays_a_strength_report_and_keeps_candidates_out_of_its_exit_status(tmp_path):
     suite = tmp_path / "suite"
     write_task_dir(suite, "adult-dir")

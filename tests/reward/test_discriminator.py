@@ -147,6 +147,7 @@ def test_the_command_reports_held_out_figures_and_writes_a_model(tmp_path):
 
 
 @pytest.mark.sandbox
+@pytest.mark.slow  # over 10 s: kept out of the default tier (under 15 minutes)
 def test_the_command_learns_from_a_weak_store_too(tmp_path):
     from termrl.rollout.store import TrajectoryStore
     from termrl.tasks.suites import find_task

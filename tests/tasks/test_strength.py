@@ -205,6 +205,7 @@ CHILD_TESTS = HEADER + (b"import subprocess\n\n\ndef test_a_child_process():\n"
 
 
 @pytest.mark.sandbox
+@pytest.mark.slow  # over 10 s: kept out of the default tier (under 15 minutes)
 def test_line_and_branch_coverage_see_the_test_process_and_its_children():
     def grades(tests: bytes, name: str) -> Task:
         return Task(id=name, instruction="Write grade(score) in solution.py.", tests={"test_grade.py": TaskFile(tests)},
@@ -229,6 +230,7 @@ def test_line_and_branch_coverage_see_the_test_process_and_its_children():
 
 
 @pytest.mark.sandbox
+@pytest.mark.slow  # over 10 s: kept out of the default tier (under 15 minutes)
 def test_visible_tests_weaker_than_the_hidden_ones_show_in_the_visible_score():
     task = dataclasses.replace(adult_task(STRONG_TESTS, "adult-visible"),
                                workspace={"tests_visible/test_example.py": TaskFile(WEAK_TESTS)})
@@ -290,6 +292,7 @@ def write_native(root, name: str, tests: bytes):
 
 
 @pytest.mark.sandbox
+@pytest.mark.slow  # over 10 s: kept out of the default tier (under 15 minutes)
 def test_validate_flags_a_weak_task_with_its_surviving_mutant(tmp_path):
     write_native(tmp_path / "suite", "adult-weak", WEAK_TESTS)
     write_native(tmp_path / "suite", "adult-strong", STRONG_TESTS)

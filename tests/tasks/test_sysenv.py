@@ -54,6 +54,7 @@ def test_apt_lines_become_system_packages_and_nothing_runs_before_they_are_built
 
 
 @pytest.mark.sandbox
+@pytest.mark.slow  # over 10 s: kept out of the default tier (under 15 minutes)
 def test_a_built_layer_is_the_sandbox_s_system_and_the_host_s_stays_untouched(tmp_path, deb):
     host_before = Path(HOST_FILE).read_bytes()
     task = task_needing(tmp_path, TOOL)

@@ -94,6 +94,7 @@ def launched(tmp_path: Path, config: str, *overrides: str) -> tuple[Path, subpro
 
 
 @pytest.mark.sandbox
+@pytest.mark.slow  # over 10 s: kept out of the default tier (under 15 minutes)
 def test_grpo_on_two_processes_agrees_on_parameters_and_stores_each_rollout_once(tmp_path):
     out, res, results = launched(tmp_path, GRPO)
     training = results["training"]
@@ -120,6 +121,7 @@ def test_grpo_on_two_processes_agrees_on_parameters_and_stores_each_rollout_once
 
 
 @pytest.mark.sandbox
+@pytest.mark.slow  # over 10 s: kept out of the default tier (under 15 minutes)
 def test_rft_on_two_processes_splits_the_samples_and_trains_the_same_weights(tmp_path):
     out, res, results = launched(tmp_path, RFT, *RFT_KEEPS_ALL)
     training = results["training"]

@@ -85,6 +85,7 @@ def complete_checkpoints(run: Path) -> list[int]:
 
 
 @pytest.mark.sandbox
+@pytest.mark.slow  # over 10 s: kept out of the default tier (under 15 minutes)
 def test_grpo_run_kill_9_and_resume(tmp_path):
     path, out = write(tmp_path, steps=4)
     proc = subprocess.Popen([sys.executable, "-m", "termrl", "train", str(path), "--json"],
@@ -142,6 +143,7 @@ max_new_tokens = 12
 
 
 @pytest.mark.sandbox
+@pytest.mark.slow  # over 10 s: kept out of the default tier (under 15 minutes)
 def test_rft_run_measures_before_and_after_on_heldout_and_transfer_sets(tmp_path):
     out = tmp_path / "run"
     path = tmp_path / "rft.toml"
@@ -172,6 +174,7 @@ def test_rft_run_measures_before_and_after_on_heldout_and_transfer_sets(tmp_path
 
 
 @pytest.mark.sandbox
+@pytest.mark.slow  # over 10 s: kept out of the default tier (under 15 minutes)
 def test_a_finished_rft_run_given_more_rounds_trains_them_on_weights_rebuilt_from_its_stores(tmp_path):
     import shutil
 
@@ -228,6 +231,7 @@ def test_a_finished_rft_run_given_more_rounds_trains_them_on_weights_rebuilt_fro
 
 
 @pytest.mark.sandbox
+@pytest.mark.slow  # over 10 s: kept out of the default tier (under 15 minutes)
 def test_a_lora_round_whose_weights_are_gone_is_merged_again_from_its_adapter_and_not_trained(tmp_path):
     import shutil
 
