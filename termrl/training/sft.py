@@ -55,6 +55,8 @@ def progress_callback(name: str, keys: Sequence[str], say: Callable[[str], None]
             self.seen: list[list[float]] = []
 
         def on_log(self, args, state, control, logs=None, **kwargs):
+            if not state.is_world_process_zero:  # under a launcher, rank 0 reports
+                return
             if logs and all(k in logs for k in keys):
                 self.seen.append([float(logs[k]) for k in keys])
             every = max(1, state.max_steps // 10)
