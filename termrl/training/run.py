@@ -367,7 +367,7 @@ def run_grpo(cfg: TrainConfig, out: Path, model_dir: Path, accountant: Accountan
     return {"steps": trainer.state.global_step, "resumed_from": str(checkpoint) if checkpoint else None,
             "rollouts": world.from_main(lambda: len(store.done_ids())), "rollouts_dropped_on_resume": dropped,
             "zero_variance_groups": scorer.stats.fraction, "unverified": scorer.unverified,
-            "finished_ahead": scorer.taken_ahead + trainer.episodes_finished_ahead,
+            "finished_ahead": scorer.taken_ahead,
             "reward_first_tenth": _mean(rewards[:tenth]), "reward_last_tenth": _mean(rewards[-tenth:]),
             "log": [e for e in trainer.state.log_history if "loss" in e or "reward" in e][-5:],
             **processes(trainer.model, world, trainer)}

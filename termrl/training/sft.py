@@ -17,8 +17,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from termrl.env import EnvConfig, TerminalEnv
-from termrl.episode import starts_empty
-from termrl.policies.tiny import prompt_messages, reference_reply
+from termrl.episode import initial_messages, starts_empty, workspace_listing
+from termrl.policies.tiny import reference_reply
 from termrl.protocols import Task
 
 LOG_HISTORY = "log_history.json"
@@ -29,8 +29,8 @@ def opening_messages(task: Task, env: EnvConfig) -> list[dict]:
     """The messages an episode of ``task`` opens with under ``env`` (its system prompt and first
     observation): built directly for a task whose workspace starts empty, else read from a
     sandbox started for it."""
-    if starts_empty(task):
-        return prompt_messages(task, env.prompt)
+    if starts_empty(task):  # as TerminalEnv.reset opens it, example turns included
+        return initial_messages(task, env.prompt, workspace_listing(task.workdir, [], env.listing_entries), env.example)
     with TerminalEnv(env) as terminal:
         terminal.reset(task)
         return [dict(m) for m in terminal.messages]

@@ -325,3 +325,18 @@ def test_full_quickstart_rl_beats_sft(tmp_path):
     assert results["training"]["unverified"] == 0
     assert results["heldout_pass_rate_after"] > results["heldout_pass_rate_before"]
     assert results["heldout_p_value"] < 0.05, {k: v for k, v in results.items() if k.startswith("heldout_")}
+
+
+@pytest.mark.sandbox
+def test_sft_opens_with_the_environments_messages_in_every_action_format():
+    """The warm start's prompts are the episode's own opening, the ``example`` format's worked
+    turns included, built without a sandbox for an empty workspace."""
+    from termrl.env import EnvConfig, TerminalEnv
+    from termrl.training.sft import opening_messages
+
+    task = FAMILY.generate(FAMILY.train_seeds.start + 5)
+    for config in (EnvConfig(action_format="example"), EnvConfig(system_prompt="")):
+        with TerminalEnv(config) as env:
+            env.reset(task)
+            assert opening_messages(task, config) == [dict(m) for m in env.messages]
+    assert len(opening_messages(task, EnvConfig(action_format="example"))) > 2  # the example's turns
