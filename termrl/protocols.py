@@ -25,7 +25,7 @@ from typing import Mapping, Protocol, Sequence, runtime_checkable
 
 CATEGORIES = ("shell", "data", "python", "debug", "c", "git", "build", "codegen", "other")
 DIFFICULTIES = ("easy", "medium", "hard")
-SPLITS = ("train", "test", "heldout")
+SPLITS = ("train", "test", "heldout", "heldout-v1")
 
 
 @dataclass(frozen=True)
@@ -76,6 +76,9 @@ class TaskMeta:
     source: str = "native"
     """Format the task was loaded from: native, terminal-bench, harbor, humaneval, mbpp, family."""
     seed: int | None = None
+    template: str = ""
+    """For a family task, the family template it was drawn from (``termrl.tasks.families.base``):
+    a ``heldout`` task's template is never drawn by a train seed."""
 
 
 class TestKind(enum.StrEnum):
@@ -156,7 +159,8 @@ class TaskFamily(Protocol):
 
     ``generate(seed, level)`` is a pure function of the seed and the difficulty level
     (1-3; None is the default, 2). Seeds in ``train_seeds`` and ``heldout_seeds`` never
-    overlap, so held-out evaluation is out of the training distribution of seeds.
+    overlap, and held-out seeds draw from templates train seeds never use, so held-out
+    evaluation meets specifications training never saw.
     """
 
     name: str

@@ -47,11 +47,14 @@ class Entry:
 
 
 def parse_seeds(text: str, family) -> list[int]:
-    """``0-99``, ``5``, ``0-9,100-109``; prefix ``heldout:`` counts from the held-out range
-    (``family`` None: plain numbers, as slices of a suite use them)."""
+    """``0-99``, ``5``, ``0-9,100-109``; prefix ``heldout:`` counts from the held-out range and
+    ``heldout-v1:`` from the range held out before held-out templates existed (``family`` None:
+    plain numbers, as slices of a suite use them)."""
     base = 0
     if family is not None and text.startswith("heldout:"):
         base, text = family.heldout_seeds.start, text[len("heldout:"):]
+    elif family is not None and text.startswith("heldout-v1:"):
+        base, text = family.heldout_v1_seeds.start, text[len("heldout-v1:"):]
     elif text.startswith("train:"):
         text = text[len("train:"):]
     seeds: list[int] = []

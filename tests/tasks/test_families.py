@@ -36,6 +36,9 @@ def test_generation_is_deterministic_and_varied(name):
 def test_train_and_heldout_seed_ranges_are_disjoint(name):
     family = FAMILIES[name]
     assert set(family.train_seeds).isdisjoint(family.heldout_seeds)
+    assert set(family.heldout_v1_seeds).isdisjoint(family.heldout_seeds)
+    assert set(family.heldout_v1_seeds).isdisjoint(family.train_seeds)
+    assert family.generate(family.heldout_v1_seeds.start).meta.split == "heldout-v1"
     with pytest.raises(ValueError, match="outside every family's seed ranges"):
         family.generate(family.heldout_seeds.stop + 1)
 
@@ -52,6 +55,7 @@ def test_family_suite_syntax():
     family = get_family("logs-count")
     assert parse_seeds("0-3,10", family) == [0, 1, 2, 3, 10]
     assert parse_seeds("heldout:0-1", family) == [family.heldout_seeds.start, family.heldout_seeds.start + 1]
+    assert parse_seeds("heldout-v1:2", family) == [family.heldout_v1_seeds.start + 2]
     assert [e.id for e in resolve("logs-count:5-6")] == ["logs-count-5", "logs-count-6"]
     with pytest.raises(SuiteError, match="expected ranges"):
         parse_seeds("a-b", family)

@@ -46,7 +46,8 @@ def test_bad_slices_say_what_to_write():
         resolve("builtin:")
     with pytest.raises(SuiteError, match="unknown task family 'nope'.*slice a suite"):
         resolve("nope:0-9")
-    assert [e.id for e in resolve("logs-count:heldout:0-1")] == ["logs-count-1000000", "logs-count-1000001"]
+    assert [e.id for e in resolve("logs-count:heldout:0-1")] == ["logs-count-2000000", "logs-count-2000001"]
+    assert [e.id for e in resolve("logs-count:heldout-v1:0-1")] == ["logs-count-1000000", "logs-count-1000001"]
 
 
 def test_difficulty_slices_and_joined_suites():
@@ -56,7 +57,7 @@ def test_difficulty_slices_and_joined_suites():
     assert easy and all(e.task.meta.difficulty == "easy" for e in easy)
     assert len(easy) < len(resolve("builtin"))
     joined = resolve("logs-count:heldout:0-1+builtin:easy+logs-count:heldout:1")
-    assert [e.id for e in joined] == ["logs-count-1000000", "logs-count-1000001", *[e.id for e in easy]]
+    assert [e.id for e in joined] == ["logs-count-2000000", "logs-count-2000001", *[e.id for e in easy]]
     with pytest.raises(SuiteError, match="empty part"):
         resolve("builtin:easy+")
     with pytest.raises(SuiteError, match="a difficulty"):

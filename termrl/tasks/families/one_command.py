@@ -11,7 +11,11 @@ Three kinds:
 Directories, names, words and extensions come from disjoint word lists. Every combination of
 a kind and its values is a task; a fixed hash of the combination puts one in five of them in
 the held-out split, so **a held-out task is a combination never generated for any train
-seed**: the model has seen each word in training, never that instruction. The seed picks the
+seed**: the model has seen each word in training, never that instruction. The family has no
+held-out *templates* (``heldout_templates`` is empty): the three kinds are its whole content, and
+a model built from nothing learns them, so its held-out split is new combinations of seen kinds
+and words, not new content (``termrl tasks overlap`` reports it as near-duplicate). The
+``heldout-v1`` range holds the same tasks as ``heldout``, seed for seed. The seed picks the
 kind (``seed % 3``) and indexes a fixed shuffle of that kind's combinations in its split, so
 consecutive seeds are distinct tasks (the train split holds about 3,700 combinations, the
 held-out one about 900; seeds past a kind's count wrap around).
@@ -43,7 +47,7 @@ from typing import ClassVar
 from termrl.protocols import Limits
 
 from ._common import hidden_test_source
-from .base import HELDOUT_SEEDS, TRAIN_SEEDS, Family, files, split_of
+from .base import Family, files, split_index, split_of
 
 DIRS = ["data", "docs", "logs", "notes", "out", "src", "build", "cache", "reports", "backup",
         "config", "tmp"]
@@ -138,7 +142,7 @@ def held_out(combo: tuple) -> bool:
 def split_combinations(kind: str, split: str, level: int = 2) -> tuple[tuple, ...]:
     """The combinations of ``kind`` at ``level`` (1 or 2) in ``split`` (train or heldout), in a
     fixed shuffled order."""
-    combos = [c for c in combinations(kind, level) if held_out(c) == (split == "heldout")]
+    combos = [c for c in combinations(kind, level) if held_out(c) == (split != "train")]
     random.Random(f"one-command:{kind}" if level == 2 else f"one-command@{level}:{kind}").shuffle(combos)
     return tuple(combos)
 
@@ -146,9 +150,8 @@ def split_combinations(kind: str, split: str, level: int = 2) -> tuple[tuple, ..
 def combination(seed: int, level: int = 2) -> tuple:
     """The combination ``seed``'s task is built from. Level 3: the seed's level-2 combination
     plus the values of its added step, drawn by a generator of the seed."""
-    split = split_of(seed)
-    index = seed - (TRAIN_SEEDS if split == "train" else HELDOUT_SEEDS).start
-    combos = split_combinations(KINDS[index % len(KINDS)], split, min(level, 2))
+    split, index = split_of(seed), split_index(seed)
+    combos = split_combinations(KINDS[index % len(KINDS)], "train" if split == "train" else "heldout", min(level, 2))
     combo = combos[(index // len(KINDS)) % len(combos)]
     return combo if level < 3 else combo + added_step(combo, random.Random(f"one-command@3:{seed}"))
 
@@ -242,6 +245,8 @@ class OneCommand(Family):
            "files checked to be 0 bytes, or a word reversed and upper-cased into a directory",
     }
 
+    train_templates = KINDS
+
     def build(self, rng: random.Random, seed: int, level: int) -> dict:
         combo = combination(seed, level)
         task = RENDER[level](combo)
@@ -251,6 +256,7 @@ class OneCommand(Family):
             "tests": files({"test_one_command.py": hidden_test_source(task.config, task.body)}),
             "solution": f"#!/bin/bash\nset -e\n{task.command}\n",
             "tags": ["shell", "copy", combo[0]],
+            "template": combo[0],
             "limits": Limits(agent_timeout_sec=60, verifier_timeout_sec=60, max_steps=1),
         }
 
