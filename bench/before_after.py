@@ -14,9 +14,16 @@ Prints:
   With --replay-suite SUITE (the suite the stores ran): gained_first_write_passes=, how many gained
   episodes the base model would have passed by its own first written file (replayed alone in a
   fresh sandbox, then submitted): gains from stopping in time, not from better code.
+  With --shared-with TRAIN_SUITE --suite SUITE: the same figures twice more, for the episodes whose
+  task is an exact duplicate of a TRAIN_SUITE task (``termrl tasks overlap``: the same specification
+  and reference, names and examples aside) and for the rest (shared.*, unshared.*), so a gain on
+  content the model trained on is told apart from a gain on content it never saw. Add --near to
+  count near duplicates as shared too (similar specifications: the same template, another
+  parameter).
 
 Usage: python bench/before_after.py BEFORE_STORE AFTER_STORE [--examples N] [--json]
            [--replay-suite SUITE [--max-steps N] [--action-format F]]
+           [--shared-with TRAIN_SUITE --suite SUITE [--near]]
 """
 
 from __future__ import annotations
@@ -51,6 +58,17 @@ def paired(before: list, after: list) -> dict:
     }
 
 
+def duplicates(train_suite: str, suite: str, near: bool = False) -> set[str]:
+    """Task ids of ``suite`` with an exact (or, ``near``, a near) duplicate in ``train_suite``
+    (``termrl.tasks.overlap``)."""
+    from termrl.tasks.overlap import overlap
+    from termrl.tasks.suites import resolve
+
+    tasks = [[e.task for e in resolve(name) if e.task is not None] for name in (suite, train_suite)]
+    result = overlap(*tasks)
+    return set(result.shared_ids()) if near else {m.id for m in result.matches if m.exact}
+
+
 def first_write_passes(before: list, ids: list[str], suite: str, max_steps: int | None, action_format: str) -> int:
     """How many of the episodes ``ids`` of ``before`` pass with only their first file write, then a submit."""
     from termrl.env import EnvConfig
@@ -67,7 +85,7 @@ def first_write_passes(before: list, ids: list[str], suite: str, max_steps: int 
     for eid in ids:
         t = by_id[eid]
         replies = [s.reply for s in t.steps if s.action and s.action["kind"] == "write"][:1] + [SUBMIT]
-        episode = run_episode(tasks[t.task_id], t.sample, "replay", lambda turn: Reply(replies[turn.step]),
+        episode = run_episode(tasks[t.task_id], t.sample, "replay", lambda turn, replies=replies: Reply(replies[turn.step]),
                               config, config.spec, Accountant())
         passed += bool(episode.passed)
     return passed
@@ -90,9 +108,21 @@ def main() -> None:
     parser.add_argument("--replay-suite")
     parser.add_argument("--max-steps", type=int)
     parser.add_argument("--action-format", default="tool_call")
+    parser.add_argument("--shared-with", metavar="TRAIN_SUITE")
+    parser.add_argument("--suite", help="the suite the stores ran (with --shared-with)")
+    parser.add_argument("--near", action="store_true", help="with --shared-with: near duplicates are shared too")
     args = parser.parse_args()
+    if bool(args.shared_with) != bool(args.suite):
+        parser.error("--shared-with TRAIN_SUITE and --suite SUITE go together")
     before, after = TrajectoryStore(args.before).read(), TrajectoryStore(args.after).read()
     result = paired(before, after)
+    if args.shared_with:
+        shared = duplicates(args.shared_with, args.suite, args.near)
+        for name, keep in (("shared", lambda t: t.task_id in shared), ("unshared", lambda t: t.task_id not in shared)):
+            part = paired([t for t in before if keep(t)], [t for t in after if keep(t)])
+            result.update({f"{name}.{k}": v for k, v in part.items()
+                           if k in ("episodes", "passed_before", "passed_after", "gained", "lost", "mcnemar_p",
+                                    "z", "p_value")})
     if args.replay_suite:
         result["gained_first_write_passes"] = first_write_passes(before, result["gained_ids"], args.replay_suite,
                                                                  args.max_steps, args.action_format)

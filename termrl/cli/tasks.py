@@ -1,4 +1,4 @@
-"""``termrl tasks list|show|prepare`` (``validate`` and ``strength``: ``termrl.cli.checks``)."""
+"""``termrl tasks list|show|prepare|overlap`` (``validate`` and ``strength``: ``termrl.cli.checks``)."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from rich.table import Table
 from termrl.cli.output import CommandConsole, emit_json
 from termrl.tasks import envs, families
 from termrl.tasks.formats import TaskFormatError
+from termrl.tasks.overlap import THRESHOLD, overlap
 from termrl.tasks.suites import SuiteError, describe, find_task, listing, resolve
 
 app = typer.Typer(help="List, inspect and validate tasks.", no_args_is_help=True)
@@ -90,13 +91,41 @@ def list_tasks(suite: str = typer.Argument("builtin", help="builtin, humaneval, 
     console.print(table)
     if suite == "builtin" and console.is_terminal:  # piped or in a file: one task a line, nothing else
         fams = Table(title="task families (use FAMILY:SEEDS as a suite, FAMILY@LEVEL:SEEDS for a level)")
-        for col in ("family", "category", "train seeds", "held-out seeds", "description", "levels"):
+        for col in ("family", "category", "train seeds: templates", "held-out seeds: templates", "description",
+                    "levels"):
             fams.add_column(col)
         for f in families.FAMILIES.values():
             levels = "\n".join(f"{n}: {text}" for n, text in sorted(f.levels.items()))
-            fams.add_row(f.name, f.category, f"{f.train_seeds.start}-{f.train_seeds.stop - 1}",
-                         f"{f.heldout_seeds.start}-{f.heldout_seeds.stop - 1}", f.description, levels)
+            held = ", ".join(f.heldout_templates) or "the train templates, new combinations of values"
+            fams.add_row(f.name, f.category, f"{f.train_seeds.start}-{f.train_seeds.stop - 1}: "
+                         + ", ".join(f.train_templates),
+                         f"{f.heldout_seeds.start}-{f.heldout_seeds.stop - 1}: {held}", f.description, levels)
         console.print(fams)
+
+
+@app.command("overlap")
+def overlap_cmd(
+    train: str = typer.Argument(..., help="The suite trained on, e.g. py-function:0-39"),
+    heldout: str = typer.Argument(..., help="The suite evaluated on, e.g. py-function:heldout:0-199"),
+    threshold: float = typer.Option(THRESHOLD, help="Jaccard index at or above which a pair is a near duplicate"),
+    show: int = typer.Option(10, help="List this many shared HELDOUT tasks with their nearest TRAIN task"),
+    as_json: bool = typer.Option(False, "--json", help="Print the figures and every HELDOUT task's nearest "
+                                                       "TRAIN task: {exact, near, disjoint, matches: [...]}"),
+) -> None:
+    """Exact and near-duplicate specifications between TRAIN and HELDOUT: for each HELDOUT task, the
+    closest TRAIN task, names masked and examples dropped, so a task that differs from a training
+    task only in names and examples counts as the same work (method: termrl.tasks.overlap)."""
+    if not 0 < threshold <= 1:
+        err.print(f"[red]error:[/] --threshold {threshold}: give a Jaccard index in (0, 1], e.g. {THRESHOLD}")
+        raise typer.Exit(2)
+    entries = [_entries(suite) for suite in (train, heldout)]
+    sides = [[e.task for e in part if e.task is not None] for part in entries]
+    result = overlap(sides[1], sides[0], threshold=threshold, suite=heldout, against_name=train)
+    result.skipped = [f"{e.id}: {(e.error or '').splitlines()[0][:200]}" for part in entries for e in part if e.task is None]
+    if as_json:
+        emit_json(json.dumps(result.to_dict()))
+    else:
+        console.print("\n".join(result.lines(show)), markup=False, highlight=False)
 
 
 @app.command("show")
