@@ -21,9 +21,9 @@ import sys
 from pathlib import Path
 
 SUITES = ["builtin", "tests/fixtures/harbor", "tests/fixtures/terminal_bench", "tests/fixtures/flawed",
-          "logs-count:heldout:0-2", "py-function:heldout:0-2", "csv-aggregate:heldout:0-2",
-          "json-transform:heldout:0-2", "shell-files:heldout:0-2", "c-fix-bug:heldout:0-2",
-          "one-command:heldout:0-2", "humaneval:0-3"]
+          "logs-count:heldout-v1:0-2", "py-function:heldout-v1:0-2", "csv-aggregate:heldout-v1:0-2",
+          "json-transform:heldout-v1:0-2", "shell-files:heldout-v1:0-2", "c-fix-bug:heldout-v1:0-2",
+          "one-command:heldout-v1:0-2", "humaneval:0-3"]
 
 
 def snapshot(suites: list[str], spec: str) -> dict:
