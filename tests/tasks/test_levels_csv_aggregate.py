@@ -18,6 +18,8 @@ pytestmark = pytest.mark.filterwarnings("ignore")
 
 FAMILY = FAMILIES["csv-aggregate"]
 SEEDS = (0, 1, 2, 3, 1_000_000, 1_000_001)
+"""Train and ``heldout-v1`` seeds: the train aggregates, whose tasks these tests pin (the held-out
+aggregates' levels are tested in test_heldout_csv_aggregate.py)."""
 
 
 config = hidden_config

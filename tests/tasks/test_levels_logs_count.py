@@ -19,6 +19,8 @@ pytestmark = pytest.mark.filterwarnings("ignore")
 
 FAMILY = FAMILIES["logs-count"]
 SEEDS = (0, 1, 2, 3, 1_000_000, 1_000_001)
+"""Train and heldout-v1 seeds: both draw the train templates these tests describe (the held-out
+templates' levels are tested in test_heldout_logs_count.py)."""
 
 
 config = hidden_config

@@ -15,6 +15,8 @@ from termrl.tasks.families.shell_files import EXTS, FAMILY, make_rule, solver_so
 pytestmark = pytest.mark.filterwarnings("ignore")
 
 SEEDS = [*range(8), 1_000_000, 1_000_001]
+"""Train seeds and two of the heldout-v1 split, which draw the train rules as they always did
+(the held-out rules have their own tests in test_heldout_shell_files.py)."""
 
 
 @pytest.fixture(params=[FAMILY], ids=[FAMILY.name])

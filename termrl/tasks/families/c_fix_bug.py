@@ -1,9 +1,17 @@
 """c-fix-bug: find and fix the single injected bug in a small generated C program.
 
-Per seed: the program (7 templates: sum/max, range count, polynomial hash, prime count,
-reverse + vowels, base-B digit sums, histogram), its identifiers, constants and output
-labels, the file name, and the bug: its kind (off-by-one loop bound, wrong operator,
-missing semicolon, undeclared identifier, missing return) and where it is injected.
+Per seed: the program, its identifiers, constants and output labels, the file name, and the
+bug: its kind (off-by-one loop bound, wrong operator, missing semicolon, undeclared
+identifier, missing return) and where it is injected.
+
+The programs are templates. Train (and ``heldout-v1``) seeds draw from 7 (``TEMPLATES``): sum/max,
+range count, polynomial hash, prime count, reverse + vowels, base-B digit sums, histogram.
+``heldout`` seeds draw only from 6 others (``HELDOUT_TEMPLATES``) that no train seed ever sees:
+gcd and lcm of pairs, run-length encoding with a run cap, insertion sort + median, matrix row
+and column sums, capped Collatz step counts with the longest chain, and a per-line bracket
+balance / nesting-depth check. Each has every bug kind among its sites, and the edge cases of
+its hidden tests catch every one of its wrong-result sites. A level-3 sibling program comes
+from the same pool as the task's program.
 
 Hidden tests compile the agent's file with ``gcc -std=c11 -Wall -Werror -O2`` and run it
 on unseen inputs (random and edge cases), comparing stdout with values computed in Python
@@ -19,6 +27,7 @@ a step: build the program and save its output for ``batch_input.txt`` in ``batch
 
 from __future__ import annotations
 
+import math
 import random
 import re
 import string
@@ -28,7 +37,7 @@ from string import Template
 from typing import ClassVar
 
 from ._common import LEFT_ALONE_TEST, heredoc, hidden_test_source, left_alone, md_code
-from .base import Family, files
+from .base import Family, files, template_pool
 
 BUG_KINDS = ["off_by_one", "wrong_operator", "missing_semicolon", "undeclared_identifier",
              "missing_return"]
@@ -541,6 +550,542 @@ int main(void) {
 TEMPLATES = [T_SUMMAX, T_RANGE, T_HASH, T_PRIMES, T_REVERSE, T_DIGITS, T_HIST]
 
 
+# ----------------------------------------------------------------- held-out templates
+# Drawn only by ``heldout`` seeds: programs no train seed ever sees (see the module docstring).
+
+
+def _gcd_input(rng) -> str:
+    pairs = []
+    for _ in range(rng.randint(2, 8)):
+        g = rng.choice([1, rng.randint(2, 30), rng.randint(2, 1000)])
+        pairs.append((g * rng.randint(1, 999), g * rng.randint(1, 999)))
+    return f"{len(pairs)}\n" + "".join(f"{a} {b}\n" for a, b in pairs)
+
+
+def _gcd_run(c, inp):
+    v = _ints(inp)
+    out = []
+    for k in range(v[0]):
+        a, b = v[1 + 2 * k], v[2 + 2 * k]
+        g = math.gcd(a, b)
+        out.append(f"{g}{c['SEP']}{a // g * b}\n")
+    return "".join(out)
+
+
+T_GCD = CProgramTemplate(
+    key="gcd_lcm",
+    files=["gcdlcm", "euclid", "pair_divisors", "common_factors"],
+    names={"gcd": ["gcd", "euclid", "common_div", "hcf"], "a": ["a", "p", "u", "m0"],
+           "b": ["b", "q", "w", "m1"], "t": ["t", "rem", "r", "tmp"],
+           "n": ["n", "pairs", "count", "num"], "x": ["x", "first", "lhs", "left"],
+           "y": ["y", "second", "rhs", "right"], "g": ["g", "d", "shared", "gd"]},
+    consts=lambda rng: {"SEP": rng.choice([" ", ",", ";", " | "])},
+    source="""\
+#include <stdio.h>
+
+static long long ${gcd}(long long ${a}, long long ${b}) {
+    while (${b} @0@ 0) {
+        long long ${t} = ${a} % ${b};
+        ${a} = ${b};
+        ${b} = ${t}@1@
+    }
+@2@}
+
+int main(void) {
+    int ${n};
+    if (scanf("%d", &${n}) != 1 || ${n} < 0) {
+        return 1;
+    }
+    for (int i = 0; @3@; i++) {
+        long long ${x}, ${y};
+        if (scanf("%lld %lld", &${x}, &${y}) != 2 || ${x} < 1 || ${y} < 1) {
+            return 1;
+        }
+        long long ${g} = ${gcd}(${x}, ${y});
+        printf("%lld${SEP}%lld\\n", @4@, ${x} @5@ ${g} * ${y});
+    }
+    return 0;
+}
+""",
+    sites=[("wrong_operator", "!=", "=="), ("missing_semicolon", ";", ""),
+           ("missing_return", "    return ${a};\n", ""), ("off_by_one", "i < ${n}", "i < ${n} - 1"),
+           ("undeclared_identifier", "${g}", "${g_typo}"), ("wrong_operator", "/", "*")],
+    describe=lambda c: (
+        "prints the greatest common divisor and the least common multiple of pairs of numbers",
+        "the first integer is N (N >= 0), followed by N pairs of integers A B "
+        "(1 <= A, B <= 1000000), separated by whitespace",
+        f"one line per pair, in order: `G{c['SEP']}L`, where G is the greatest common divisor "
+        f"of A and B and L their least common multiple"),
+    gen=lambda rng, c: (
+        [_gcd_input(rng) for _ in range(6)],
+        ["1\n1 1\n", "2\n12 18\n18 12\n", "1\n1000000 999999\n", "3\n7 7\n17 51\n51 17\n",
+         "2\n1 1000000\n640000 360000\n", "1\n35 6\n"]),
+    run=_gcd_run,
+)
+
+
+def _rle_run(c, inp):
+    line = inp.split("\n")[0][:1000]
+    tokens, i = [], 0
+    while i < len(line):
+        k = i + 1
+        while k < len(line) and line[k] == line[i] and k - i < c["R"]:
+            k += 1
+        tokens.append(f"{line[i]}{k - i}")
+        i = k
+    return "".join(tokens) + f"\n{c['L']}={len(tokens)}\n"
+
+
+def _rle_input(rng, c) -> str:
+    alpha = rng.sample(string.ascii_letters + " .-#*!", 4)
+    runs = [rng.choice(alpha) * rng.choice([1, 1, 2, 3, rng.randint(1, c["R"] + 5)])
+            for _ in range(rng.randint(2, 14))]
+    return "".join(runs)[:1000] + "\n"
+
+
+T_RLE = CProgramTemplate(
+    key="run_length",
+    files=["rle", "runlength", "squeeze", "pack_runs"],
+    names={"runlen": ["run_length", "run_len", "span", "same_run"],
+           "s": ["s", "text", "str0", "chars"], "start": ["start", "from", "begin", "at"],
+           "len": ["len", "n", "size", "filled"], "k": ["k", "end", "stop", "q"],
+           "buf": ["buf", "line", "row_text", "data"], "ch": ["ch", "c", "got", "next_c"],
+           "runs": ["runs", "tokens", "pieces", "groups_n"], "r": ["r", "width", "w", "span_n"],
+           "CAP": ["CAP", "MAXLEN", "LINE_CAP", "BUF_LEN"],
+           "MAXR": ["MAXRUN", "RUN_CAP", "MAX_RUN", "CHUNK"]},
+    consts=lambda rng: {"R": rng.choice([5, 7, 9, 12, 20]), "L": rng.choice(["runs", "tokens", "groups"])},
+    source="""\
+#include <stdio.h>
+
+#define ${CAP} 1000
+#define ${MAXR} ${R}
+
+static int ${runlen}(const char *${s}, int ${start}, int ${len}) {
+    int ${k} = ${start} + 1;
+    while (${k} < ${len} && ${s}[${k}] @0@ ${s}[${start}] && @1@) {
+        ${k}++;
+    }
+@2@}
+
+int main(void) {
+    static char ${buf}[${CAP}];
+    int ${len} = 0, ${ch};
+    while ((${ch} = getchar()) != EOF && ${ch} != '\\n' && ${len} < ${CAP}) {
+        ${buf}[${len}++] = (char)${ch};
+    }
+    int ${runs} = 0, ${r};
+    for (int i = 0; @3@; i += ${r}) {
+        ${r} = ${runlen}(${buf}, i, ${len});
+        printf("%c%d", ${buf}[i], ${r});
+        @4@++;
+    }
+    printf("\\n${L}=%d\\n", ${runs})@5@
+    return 0;
+}
+""",
+    sites=[("wrong_operator", "==", "!="),
+           ("off_by_one", "${k} - ${start} < ${MAXR}", "${k} - ${start} <= ${MAXR}"),
+           ("missing_return", "    return ${k} - ${start};\n", ""),
+           ("off_by_one", "i < ${len}", "i < ${len} - 1"),
+           ("undeclared_identifier", "${runs}", "${runs_typo}"), ("missing_semicolon", ";", "")],
+    describe=lambda c: (
+        f"run-length encodes a line of text, splitting runs longer than {c['R']}",
+        "one line of printable ASCII text (at most 1000 characters; it may be empty)",
+        f"two lines. The first is the encoding: the line is cut into maximal runs of one repeated "
+        f"character, a run longer than {c['R']} being cut into pieces of {c['R']} characters "
+        f"(and a shorter last piece), and each piece is written as its character followed by its "
+        f"length in decimal, with nothing in between (`aaab` gives `a3b1`). The second is "
+        f"`{c['L']}=K`, K the number of pieces"),
+    gen=lambda rng, c: (
+        [_rle_input(rng, c) for _ in range(6)],
+        ["\n", "q\n", "xyz\n", "aaabccdddd  !!\n", "z" * (2 * c["R"] + 3) + "y" * c["R"] + "\n",
+         "".join(rng.choice("ab") * rng.randint(1, 30) for _ in range(80))[:1000] + "\n"]),
+    run=_rle_run,
+)
+
+
+def _median_run(c, inp):
+    v = _ints(inp)
+    vals = sorted(v[1:1 + v[0]], reverse=c["DIR"] == "descending")
+    lo, hi = vals[(len(vals) - 1) // 2], vals[len(vals) // 2]
+    return " ".join(map(str, vals)) + f"\n{c['L']}={(lo + hi) // 2}\n"
+
+
+def _median_consts(rng) -> dict:
+    """The sort order, the insertion sort's comparison for it (and the reversed one: the bug),
+    and the median's label."""
+    order = rng.choice(["ascending", "descending"])
+    cmp, reverse = (">", "<") if order == "ascending" else ("<", ">")
+    return {"DIR": order, "CMP": cmp, "RCMP": reverse, "L": rng.choice(["median", "mid", "middle"])}
+
+
+T_MEDIAN = CProgramTemplate(
+    key="sorted_median",
+    files=["median", "sortmid", "order_stats", "middle"],
+    names={"isort": ["insertion_sort", "isort", "sort_ints", "arrange"],
+           "a": ["a", "vals", "arr", "nums"], "n": ["n", "len", "count", "size"],
+           "key": ["key", "cur", "pick", "hold"], "j": ["j", "k", "pos", "back"],
+           "mid": ["median", "middle", "mid_value", "center"], "lo": ["lo", "left", "lower", "m1"],
+           "hi": ["hi", "right", "upper", "m2"], "s": ["s", "pair_sum", "both", "twice"],
+           "CAP": ["CAP", "MAXN", "LIMIT", "MAX_LEN"]},
+    consts=_median_consts,
+    source="""\
+#include <stdio.h>
+
+#define ${CAP} 1000
+
+static void ${isort}(int *${a}, int ${n}) {
+    for (int i = 1; @0@; i++) {
+        int ${key} = ${a}[i];
+        int ${j} = i - 1;
+        while (${j} >= 0 && ${a}[${j}] @1@ ${key}) {
+            ${a}[${j} + 1] = ${a}[${j}];
+            ${j}--;
+        }
+        ${a}[${j} + 1] = ${key}@2@
+    }
+}
+
+static int ${mid}(const int *${a}, int ${n}) {
+    int ${lo} = ${a}[(${n} - 1) / 2], ${hi} = ${a}[${n} / 2];
+    int ${s} = ${lo} @3@ ${hi};
+@4@}
+
+int main(void) {
+    static int ${a}[${CAP}];
+    int ${n};
+    if (scanf("%d", &${n}) != 1 || ${n} < 1 || ${n} > ${CAP}) {
+        return 1;
+    }
+    for (int i = 0; i < ${n}; i++) {
+        if (scanf("%d", &${a}[i]) != 1) {
+            return 1;
+        }
+    }
+    ${isort}(${a}, ${n});
+    for (int i = 0; @5@; i++) {
+        printf(i ? " %d" : "%d", ${a}[i]);
+    }
+    printf("\\n${L}=%d\\n", ${mid}(@6@, ${n}));
+    return 0;
+}
+""",
+    sites=[("off_by_one", "i < ${n}", "i < ${n} - 1"), ("wrong_operator", "${CMP}", "${RCMP}"),
+           ("missing_semicolon", ";", ""), ("wrong_operator", "+", "-"),
+           ("missing_return", "    return ${s} / 2;\n", ""), ("off_by_one", "i < ${n}", "i < ${n} - 1"),
+           ("undeclared_identifier", "${a}", "${a_typo}")],
+    describe=lambda c: (
+        f"sorts a list of numbers in {c['DIR']} order and prints it with its median",
+        "the first integer is N (1 <= N <= 1000), followed by N integers between 0 and 1000000, "
+        "separated by whitespace",
+        f"two lines: the N integers sorted in {c['DIR']} order, separated by single spaces; then "
+        f"`{c['L']}=M`, where M is the middle value of the sorted list when N is odd, and the "
+        f"mean of the two middle values rounded down when N is even"),
+    gen=lambda rng, c: (
+        [_seq_input(rng.randint(2, 25), lambda: rng.randint(0, rng.choice([9, 100, 1_000_000])))
+         for _ in range(6)],
+        ["1\n42\n", "3\n3 2 1\n", "2\n1 4\n", "6\n5 5 0 5 1000000 5\n", "4\n9 1 8 2\n",
+         _seq_input(1000, lambda: rng.randint(0, 1_000_000))]),
+    run=_median_run,
+)
+
+
+def _matrix_run(c, inp):
+    v = _ints(inp)
+    rows, cols = v[:2]
+    m = [v[2 + r * cols:2 + (r + 1) * cols] for r in range(rows)]
+    row_sums = " ".join(str(sum(row)) for row in m)
+    col_sums = " ".join(str(sum(row[j] for row in m)) for j in range(cols))
+    return f"{c['P1']}: {row_sums}\n{c['P2']}: {col_sums}\n"
+
+
+def _matrix_input(rng, rows, cols, lo=-99, hi=99) -> str:
+    return f"{rows} {cols}\n" + "".join(
+        " ".join(str(rng.randint(lo, hi)) for _ in range(cols)) + "\n" for _ in range(rows))
+
+
+T_MATRIX = CProgramTemplate(
+    key="matrix_sums",
+    files=["matrix", "grid_sums", "table_totals", "margins"],
+    names={"rowsum": ["row_sum", "sum_row", "row_total", "rsum"], "m": ["m", "grid", "mat", "cells"],
+           "r": ["r", "row", "which", "ri"], "cols": ["cols", "width", "ncols", "nc"],
+           "s": ["s", "acc", "total", "t"], "j": ["j", "col", "k", "cj"],
+           "i": ["i", "y", "ii", "rix"], "rows": ["rows", "height", "nrows", "nr"],
+           "csum": ["csum", "col_sums", "colsum", "ctot"], "MAXD": ["MAXD", "DIM", "MAX_DIM", "CAPD"]},
+    consts=lambda rng: {"D": rng.choice([8, 10, 12, 16, 20]),
+                        "P1": rng.choice(["rows", "row sums", "by row"]),
+                        "P2": rng.choice(["cols", "column sums", "by column"])},
+    source="""\
+#include <stdio.h>
+
+#define ${MAXD} ${D}
+
+static long long ${rowsum}(int ${m}[][${MAXD}], int ${r}, int ${cols}) {
+    long long ${s} = 0;
+    for (int ${j} = 0; @0@; ${j}++) {
+        ${s} @1@ ${m}[${r}][${j}];
+    }
+@2@}
+
+int main(void) {
+    static int ${m}[${MAXD}][${MAXD}];
+    long long ${csum}[${MAXD}] = {0};
+    int ${rows}, ${cols};
+    if (scanf("%d %d", &${rows}, &${cols}) != 2 || ${rows} < 1 || ${cols} < 1
+            || ${rows} > ${MAXD} || ${cols} > ${MAXD}) {
+        return 1;
+    }
+    for (int ${i} = 0; ${i} < ${rows}; ${i}++) {
+        for (int ${j} = 0; ${j} < ${cols}; ${j}++) {
+            if (scanf("%d", &${m}[${i}][${j}]) != 1) {
+                return 1;
+            }
+            ${csum}[${j}] @3@ ${m}[${i}][${j}]@4@
+        }
+    }
+    printf("${P1}:");
+    for (int ${i} = 0; @5@; ${i}++) {
+        printf(" %lld", ${rowsum}(${m}, ${i}, ${cols}));
+    }
+    printf("\\n${P2}:");
+    for (int ${j} = 0; ${j} < ${cols}; ${j}++) {
+        printf(" %lld", @6@[${j}]);
+    }
+    printf("\\n");
+    return 0;
+}
+""",
+    sites=[("off_by_one", "${j} < ${cols}", "${j} < ${cols} - 1"), ("wrong_operator", "+=", "-="),
+           ("missing_return", "    return ${s};\n", ""), ("wrong_operator", "+=", "="),
+           ("missing_semicolon", ";", ""), ("off_by_one", "${i} < ${rows}", "${i} < ${rows} - 1"),
+           ("undeclared_identifier", "${csum}", "${csum_typo}")],
+    describe=lambda c: (
+        "prints the row sums and the column sums of a matrix of integers",
+        f"two integers R and C (1 <= R, C <= {c['D']}), then the R*C entries of the matrix row "
+        f"by row (each fits in an `int`), separated by whitespace",
+        f"two lines: `{c['P1']}:` followed by the R row sums (top to bottom), then `{c['P2']}:` "
+        f"followed by the C column sums (left to right), each sum preceded by one space"),
+    gen=lambda rng, c: (
+        [_matrix_input(rng, rng.randint(2, c["D"]), rng.randint(2, c["D"])) for _ in range(6)],
+        ["1 1\n7\n", "1 1\n-5\n", "2 3\n1 2 3\n4 5 6\n", "3 1\n-1\n-2\n-3\n",
+         _matrix_input(rng, c["D"], c["D"], 2_000_000_000, 2_147_483_647),
+         "2 2\n-5 5\n5 -5\n"]),
+    run=_matrix_run,
+)
+
+
+def _collatz_steps(x: int, limit: int) -> int:
+    steps = 0
+    while x != 1 and steps < limit:
+        x = x // 2 if x % 2 == 0 else 3 * x + 1
+        steps += 1
+    return steps
+
+
+def _collatz_run(c, inp):
+    v = _ints(inp)
+    xs = v[1:1 + v[0]]
+    steps = [_collatz_steps(x, c["LV"]) for x in xs]
+    lines = [f"{x}{c['SEP']}{s}\n" for x, s in zip(xs, steps)]
+    return "".join(lines) + f"{c['L']}={xs[steps.index(max(steps))]}\n"
+
+
+def _past_limit(limit: int) -> int:
+    """The smallest number whose Collatz chain is longer than ``limit`` steps."""
+    return next(x for x in range(1, 10 ** 6) if _collatz_steps(x, limit + 1) > limit)
+
+
+T_COLLATZ = CProgramTemplate(
+    key="collatz_steps",
+    files=["collatz", "hailstone", "three_n", "chains"],
+    names={"steps": ["steps", "collatz_len", "chain_len", "stopping_time"],
+           "v": ["v", "cur", "val", "z"], "cnt": ["cnt", "k", "hops", "moves"],
+           "n": ["n", "count", "num", "qty"], "best": ["best", "argmax", "winner", "champ"],
+           "bestv": ["best_steps", "most", "record", "top"], "x": ["x", "start", "seed_v", "input"],
+           "s": ["s", "len", "took", "used"], "LIM": ["LIMIT", "CAP", "MAX_STEPS", "BOUND"]},
+    consts=lambda rng: {"LV": rng.choice([60, 100, 150, 200]), "SEP": rng.choice([": ", " -> ", " "]),
+                        "L": rng.choice(["longest", "max_chain", "slowest"])},
+    source="""\
+#include <stdio.h>
+
+#define ${LIM} ${LV}
+
+static int ${steps}(long long ${v}) {
+    int ${cnt} = 0;
+    while (${v} @0@ 1 && @1@) {
+        if (${v} % 2 == 0) {
+            ${v} /= 2;
+        } else {
+            ${v} = 3 * ${v} @2@ 1;
+        }
+        ${cnt}++;
+    }
+@3@}
+
+int main(void) {
+    int ${n};
+    if (scanf("%d", &${n}) != 1 || ${n} < 1) {
+        return 1;
+    }
+    long long ${best} = 0;
+    int ${bestv} = -1;
+    for (int i = 0; @4@; i++) {
+        long long ${x};
+        if (scanf("%lld", &${x}) != 1 || ${x} < 1) {
+            return 1;
+        }
+        int ${s} = ${steps}(${x});
+        printf("%lld${SEP}%d\\n", ${x}, ${s});
+        if (${s} @5@ ${bestv}) {
+            ${bestv} = ${s};
+            ${best} = ${x}@6@
+        }
+    }
+    printf("${L}=%lld\\n", @7@);
+    return 0;
+}
+""",
+    sites=[("wrong_operator", "!=", "=="), ("off_by_one", "${cnt} < ${LIM}", "${cnt} <= ${LIM}"),
+           ("wrong_operator", "+", "-"), ("missing_return", "    return ${cnt};\n", ""),
+           ("off_by_one", "i < ${n}", "i < ${n} - 1"), ("wrong_operator", ">", ">="),
+           ("missing_semicolon", ";", ""), ("undeclared_identifier", "${best}", "${best_typo}")],
+    describe=lambda c: (
+        f"counts the Collatz steps of numbers, capped at {c['LV']}",
+        "the first integer is N (N >= 1), followed by N integers between 1 and 1000000, "
+        "separated by whitespace",
+        f"one line `X{c['SEP']}S` per input number X, in order, then one line `{c['L']}=X` naming "
+        f"the first input number with the largest S. S is the number of steps that take X to 1, "
+        f"a step turning x into x/2 when x is even and into 3*x+1 when x is odd (1 itself takes "
+        f"0 steps); when X needs more than {c['LV']} steps, S is {c['LV']}"),
+    gen=lambda rng, c: (
+        [_seq_input(rng.randint(2, 10), lambda: rng.randint(1, rng.choice([50, 5000, 1_000_000])))
+         for _ in range(6)],
+        ["1\n1\n", "3\n12 13 5\n", f"2\n{_past_limit(c['LV'])} 1\n", "4\n2 4 8 16\n",
+         f"3\n1000000 {_past_limit(c['LV'] // 2)} 3\n", "2\n7 9\n"]),
+    run=_collatz_run,
+)
+
+
+def _bracket_depth(line: str) -> int:
+    stack, depth = [], 0
+    for ch in line:
+        if ch in "([{":
+            stack.append(ch)
+            depth = max(depth, len(stack))
+        elif ch in ")]}" and (not stack or stack.pop() != "([{"[")]}".index(ch)]):
+            return -1
+    return -1 if stack else depth
+
+
+def _brackets_run(c, inp):
+    out = []
+    for line in inp.split("\n")[:-1]:
+        d = _bracket_depth(line)
+        out.append(f"{c['YES']} {d}\n" if d >= 0 else f"{c['NO']}\n")
+    return "".join(out)
+
+
+def _balanced(rng, budget: int) -> str:
+    """A random balanced bracket sequence (with a few other characters) of about ``budget`` characters."""
+    out = ""
+    while len(out) < budget and rng.random() < 0.8:
+        o, cl = rng.choice(["()", "[]", "{}"])
+        out += o + _balanced(rng, (budget - len(out)) // 2) + cl + rng.choice(["", "", "x", " y", "a1"])
+    return out
+
+
+def _brackets_input(rng) -> str:
+    """A few non-empty lines of brackets, about half of them broken by one changed character."""
+    lines = []
+    for _ in range(rng.randint(3, 7)):
+        s = _balanced(rng, rng.randint(4, 40))
+        if s and rng.random() < 0.5:
+            k = rng.randrange(len(s))
+            s = s[:k] + rng.choice(["", ")", "(", "]", "{", "}"]) + s[k + 1:]
+        lines.append(s[:200] or "z")
+    return "".join(line + "\n" for line in lines)
+
+
+T_BRACKETS = CProgramTemplate(
+    key="bracket_balance",
+    files=["brackets", "balance", "nesting_check", "parens"],
+    names={"check": ["depth_of", "check_line", "nesting", "balance"],
+           "s": ["s", "text", "str1", "src"], "len": ["len", "n", "size", "count"],
+           "stack": ["stack", "pending", "opened", "st"], "top": ["top", "sp", "height", "used"],
+           "depth": ["depth", "deepest", "max_d", "level"], "c": ["c", "ch", "sym", "tok"],
+           "opener": ["opener", "open_of", "partner", "mate"], "line": ["line", "buf", "row", "input_l"],
+           "d": ["d", "res", "result", "ans"], "CAP": ["CAP", "LINE_CAP", "MAXLINE", "WIDTH"]},
+    consts=lambda rng: dict(zip(("YES", "NO"), rng.choice(
+        [("OK", "BAD"), ("balanced", "unbalanced"), ("yes", "no"), ("good", "broken")]))),
+    source="""\
+#include <stdio.h>
+#include <string.h>
+
+#define ${CAP} 256
+
+static char ${opener}(char ${c}) {
+    if (${c} == ')') {
+        return '(';
+    }
+    if (${c} == ']') {
+        return '[';
+    }
+    return '{';
+}
+
+static int ${check}(const char *${s}, int ${len}) {
+    char ${stack}[${CAP}];
+    int ${top} = 0, ${depth} = 0;
+    for (int i = 0; @0@; i++) {
+        char ${c} = ${s}[i];
+        if (${c} == '(' || ${c} == '[' || ${c} == '{') {
+            @1@[${top}++] = ${c};
+            if (${top} @2@ ${depth}) {
+                ${depth} = ${top}@3@
+            }
+        } else if (${c} == ')' || ${c} == ']' || ${c} == '}') {
+            if (${top} == 0 || ${stack}[--${top}] @4@ ${opener}(${c})) {
+                return -1;
+            }
+        }
+    }
+@5@}
+
+int main(void) {
+    char ${line}[${CAP}];
+    while (fgets(${line}, sizeof ${line}, stdin) != NULL) {
+        int ${len} = (int)strcspn(${line}, "\\n");
+        int ${d} = ${check}(${line}, ${len});
+        if (${d} < 0) {
+            printf("${NO}\\n");
+        } else {
+            printf("${YES} %d\\n", ${d});
+        }
+    }
+    return 0;
+}
+""",
+    sites=[("off_by_one", "i < ${len}", "i < ${len} - 1"),
+           ("undeclared_identifier", "${stack}", "${stack_typo}"), ("wrong_operator", ">", "<"),
+           ("missing_semicolon", ";", ""), ("wrong_operator", "!=", "=="),
+           ("missing_return", "    return ${top} == 0 ? ${depth} : -1;\n", "")],
+    describe=lambda c: (
+        "checks, line by line, whether the brackets of a text are balanced",
+        "lines of printable ASCII text (each at most 200 characters), up to the end of the input",
+        f"one line per input line, in order: `{c['YES']} D` when the brackets `()`, `[]` and `{{}}` "
+        f"in it are balanced (every closing bracket closes the most recent unclosed opening bracket "
+        f"of the same kind, and none is left open; other characters are ignored), D being the "
+        f"deepest nesting (0 for a line without brackets); otherwise `{c['NO']}`"),
+    gen=lambda rng, c: (
+        [_brackets_input(rng) for _ in range(6)],
+        ["()\n", ")(\n(\n", "([)]\n[(])\n", "\nplain text\n",
+         "(" * 120 + ")" * 80 + "\n" + "{" * 100 + "}" * 100 + "\n", "x{[()()]}y\n((]\na(b)c]\n"]),
+    run=_brackets_run,
+)
+
+HELDOUT_TEMPLATES = [T_GCD, T_RLE, T_MEDIAN, T_MATRIX, T_COLLATZ, T_BRACKETS]
+
+
 def render(tmpl: CProgramTemplate, names: dict, consts: dict, bugs: tuple[int, ...] = ()) -> str:
     """The program with the bug sites in ``bugs`` broken and every other site correct."""
     src = tmpl.source
@@ -639,6 +1184,8 @@ class CFixBug(Family):
     description = ("Fix the single injected bug (off-by-one, wrong operator, missing semicolon, "
                    "undeclared identifier, missing return) in a small generated C program.")
     difficulty = "medium"
+    train_templates = tuple(t.key for t in TEMPLATES)
+    heldout_templates = tuple(t.key for t in HELDOUT_TEMPLATES)
     levels: ClassVar[dict[int, str]] = {
         1: "the instruction names the bug's line and function, and check.sh runs the program on the "
            "edge cases given in cases/ (so none is hidden); fewer unseen ordinary inputs",
@@ -649,7 +1196,7 @@ class CFixBug(Family):
 
     def build(self, rng: random.Random, seed: int, level: int) -> dict:
         kind = rng.choice(BUG_KINDS)
-        tmpl = rng.choice(TEMPLATES)
+        tmpl = rng.choice(template_pool(seed, TEMPLATES, HELDOUT_TEMPLATES))
         names = {ph: rng.choice(pool) for ph, pool in tmpl.names.items()}
         used = set(names.values())
         for ph, name in list(names.items()):
@@ -738,6 +1285,7 @@ Keep the program's input and output format unchanged.
             "tests": files({"test_program.py": hidden_test_source(config, body)}),
             "solution": solution,
             "tags": tags,
+            "template": tmpl.key,
         }
 
     @staticmethod
@@ -748,8 +1296,10 @@ Keep the program's input and output format unchanged.
 
     @staticmethod
     def _sibling(extra: random.Random, tmpl: CProgramTemplate) -> tuple[str, str]:
-        """A working program of another template, with its own names: ``(path, source)``."""
-        sib = extra.choice([t for t in TEMPLATES if t is not tmpl])
+        """A working program of another template of the same pool (train or held-out), with its
+        own names: ``(path, source)``."""
+        pool = HELDOUT_TEMPLATES if tmpl in HELDOUT_TEMPLATES else TEMPLATES
+        sib = extra.choice([t for t in pool if t is not tmpl])
         names = {ph: extra.choice(pool) for ph, pool in sib.names.items()}
         return extra.choice(sib.files) + ".c", render(sib, names, sib.consts(extra))
 

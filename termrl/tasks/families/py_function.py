@@ -1,10 +1,18 @@
 """py-function: implement one Python function from a seeded, parameterized specification.
 
-Per seed: the template (18 kinds: k-th distinct value, Caesar shift, digit sums in base b,
-chunking, word counting, run-length encoding, rotation, pair counting, window sums, base
-conversion, masking, de-duplication, runs, linear recurrences, interleaving, divisibility
-counts, bracket balancing, top words), its parameters (k, shift, base, size, threshold,
-direction, tail/format variants...), the function and module names, and the examples.
+Per seed: the template, its parameters (k, shift, base, size, threshold, direction,
+tail/format variants...), the function and module names, and the examples. Train seeds (and
+``heldout-v1`` seeds, generated as they always were) draw from 18 *train templates*: k-th
+distinct value, Caesar shift, digit sums in base b, chunking, word counting, run-length
+encoding, rotation, pair counting, window sums, base conversion, masking, de-duplication,
+runs, linear recurrences, interleaving, divisibility counts, bracket balancing, top words.
+``heldout`` seeds draw only from 19 *held-out templates* that no train seed uses, each a
+different specification: longest common prefix/suffix, merging intervals, local peaks or
+valleys, parsing ``key=value`` lists, integers to Roman numerals and back (with a canonical
+check), snake_case to camelCase and camelCase to snake/kebab case, flattening nested lists to
+a depth, histogram buckets, repeated neighbour differences/sums, running records, spiral order
+of a matrix, anagram classes, Luhn and ISBN-10 checks, Collatz-like step counts with a cap,
+words with no repeated letter, gcd/lcm of a list, and summarizing ints as ranges.
 
 Hidden tests call the function in a separate Python process (so the agent's code cannot
 touch the test process) on many unseen inputs, random and edge cases, and compare a
@@ -26,7 +34,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from ._common import LEFT_ALONE_TEST, heredoc, hidden_test_source, left_alone, md_code
-from .base import Family, files
+from .base import Family, files, template_pool
 
 
 @dataclass(frozen=True)
@@ -570,6 +578,823 @@ TEMPLATES = [t_kth_distinct, t_caesar, t_digit_sum, t_chunk, t_count_words, t_rl
              t_pair_count, t_window_sum, t_to_base, t_mask, t_dedupe, t_longest_run,
              t_recurrence, t_interleave, t_count_divisible, t_balanced, t_top_words]
 
+
+# --------------------------------------------------------------------------- held-out templates
+# Drawn only by ``heldout`` seeds (2,000,000+): specifications no train seed ever asks for.
+
+
+def t_common_affix(rng):
+    suffix = rng.random() < 0.4
+    fold = rng.random() < 0.5
+    empty = rng.choice(["", None])
+    end = "suffix" if suffix else "prefix"
+    desc = (f"Return the longest common {end} of all the strings in `words` (a list of str)"
+            + (", comparing characters case-insensitively (`a` matches `A`: compare "
+               "`ch.lower()`); the result is the matching part of the FIRST string, with its "
+               "own case" if fold else "; characters must match exactly (case matters)")
+            + f". A list of one string gives that string; an empty list gives `{empty!r}`.")
+    pos, posf = ("len(w) - 1 - n", "len(first) - 1 - n") if suffix else ("n", "n")
+    same = f"w[{pos}].lower() == first[{posf}].lower()" if fold else f"w[{pos}] == first[{posf}]"
+    body = (f"    if not words:\n        return {empty!r}\n"
+            "    first = words[0]\n"
+            "    n = 0\n"
+            f"    while n < len(first) and all(n < len(w) and {same} for w in words):\n"
+            "        n += 1\n"
+            + ("    return first[len(first) - n:]\n" if suffix else "    return first[:n]\n"))
+
+    def flip(s):
+        return "".join(c.swapcase() if rng.random() < (0.3 if fold else 0.05) else c for c in s)
+
+    core = []
+    for _ in range(22):
+        shared = rand_str(rng, "abcdeAB", 0 if rng.random() < 0.15 else 1, 6)
+        ws = []
+        for _ in range(rng.randint(2, 6)):
+            rest = rand_str(rng, "abcxyz", 0, 5)
+            ws.append(rest + flip(shared) if suffix else flip(shared) + rest)
+        core.append([ws])
+    edge = [[[]], [[""]], [["solo"]], [["abc", ""]], [["same", "same", "same"]], [["Ab", "aB"]],
+            [["prefix", "pre", "prefixes"]], [["post", "most", "ghost"]], [["x" * 50, "x" * 49]],
+            [["é", "É"]], [["", "abc"]]]
+    names = (["common_suffix", "longest_common_suffix", "shared_ending"] if suffix else
+             ["common_prefix", "longest_common_prefix", "shared_start"])
+    return FunctionTemplate(fname=rng.choice(names), params="words: list[str]",
+                            ret="str" if empty == "" else "str | None", desc=desc, body=body,
+                            core=core, edge=edge)
+
+
+def t_merge_intervals(rng):
+    rule = rng.choice(["<", "<=", "<= 1 +"])
+    out = rng.choice(["list", "count", "total"])
+    when = {"<": "its start is strictly less than the group's end (intervals that only touch, "
+                 "like `[1, 3]` and `[3, 5]`, stay apart)",
+            "<=": "its start is less than or equal to the group's end (touching intervals like "
+                  "`[1, 3]` and `[3, 5]` merge)",
+            "<= 1 +": "its start is at most the group's end plus 1 (so `[1, 3]` and `[4, 6]` "
+                      "merge, while `[1, 3]` and `[5, 6]` stay apart)"}[rule]
+    give = {"list": "the merged intervals as a list of `[start, end]` lists, in that order",
+            "count": "the number of merged intervals",
+            "total": "the largest `end - start` among the merged intervals"}[out]
+    desc = ("`intervals` is a list of `[start, end]` pairs of ints with `start <= end`, in any "
+            "order. Sort them by `(start, end)` and merge them from left to right: an interval "
+            f"joins the current group when {when}, and the group's end becomes the larger of "
+            f"the two ends; otherwise it starts a new group. Return {give}. No intervals give "
+            + ("`[]`." if out == "list" else "`0`.") + " Do not modify `intervals`.")
+    cond = {"<": "s < out[-1][1]", "<=": "s <= out[-1][1]", "<= 1 +": "s <= out[-1][1] + 1"}[rule]
+    ret = {"list": "    return out\n", "count": "    return len(out)\n",
+           "total": "    return max((e - s for s, e in out), default=0)\n"}[out]
+    body = ("    out = []\n"
+            "    for s, e in sorted(intervals):\n"
+            f"        if out and {cond}:\n"
+            "            out[-1][1] = max(out[-1][1], e)\n"
+            "        else:\n"
+            "            out.append([s, e])\n" + ret)
+    core = []
+    for _ in range(24):
+        iv = []
+        for _ in range(rng.randint(1, 8)):
+            a = rng.randint(-10, 30)
+            iv.append([a, a + rng.randint(0, 6)])
+        core.append([iv])
+    edge = [[[]], [[[5, 5]]], [[[1, 3], [3, 5]]], [[[1, 3], [4, 6]]], [[[1, 3], [5, 6]]],
+            [[[1, 10], [2, 3], [4, 5]]], [[[5, 6], [1, 2], [3, 4]]], [[[-5, -1], [-1, 0]]],
+            [[[0, 10 ** 12], [10 ** 12, 10 ** 12 + 1]]], [[[1, 2], [1, 2], [1, 2]]],
+            [[[2, 2], [2, 2], [3, 3]]]]
+    names = {"list": ["merge_intervals", "merge_ranges", "union_intervals"],
+             "count": ["count_merged", "merged_count", "interval_groups"],
+             "total": ["longest_merged", "widest_merged", "longest_span"]}[out]
+    return FunctionTemplate(fname=rng.choice(names), params="intervals: list[list[int]]",
+                            ret="list[list[int]]" if out == "list" else "int", desc=desc,
+                            body=body, core=core, edge=edge)
+
+
+def t_peaks(rng):
+    valley = rng.random() < 0.4
+    strict = rng.random() < 0.5
+    ends = rng.random() < 0.5
+    kind = "valley" if valley else "peak"
+    rel = ("smaller" if valley else "greater") if strict else (
+        "smaller than or equal to" if valley else "greater than or equal to")
+    desc = (f"Return the indices (ascending) of the local {kind}s of `values` (a list of ints): "
+            f"index `i` is a {kind} when `values[i]` is {rel}{' than' if strict else ''} each of "
+            f"its neighbours `values[i - 1]` and `values[i + 1]`. "
+            + ("The first and last positions have one neighbour only and are judged by it; "
+               if ends else "The first and last positions are never "
+               f"{kind}s; ")
+            + f"a list with fewer than 2 elements has no {kind}s.")
+    op = ("<" if valley else ">") + ("" if strict else "=")
+    body = ("    n = len(values)\n"
+            "    out = []\n"
+            "    for i in range(n):\n"
+            "        nb = [values[j] for j in (i - 1, i + 1) if 0 <= j < n]\n"
+            f"        if len(nb) >= {1 if ends else 2} and all(values[i] {op} x for x in nb):\n"
+            "            out.append(i)\n"
+            "    return out\n")
+    core = [[ints(rng, rng.randint(3, 16), 0, rng.choice([3, 9]))] for _ in range(24)]
+    edge = [[[]], [[7]], [[1, 2]], [[2, 1]], [[3, 3]], [[4, 4, 4, 4]], [[1, 3, 3, 1]],
+            [[5, 1, 5, 1, 5]], [[1, 2, 3, 4, 5]], [[-10 ** 15, 10 ** 15, -10 ** 15]]]
+    names = ([f"{kind}_indices", f"local_{kind}s", f"find_{kind}s"])
+    return FunctionTemplate(fname=rng.choice(names), params="values: list[int]",
+                            ret="list[int]", desc=desc, body=body, core=core, edge=edge)
+
+
+def t_parse_pairs(rng):
+    ps = rng.choice([";", ",", "&", "|"])
+    kv = rng.choice(["=", ":"])
+    dup = rng.choice(["first", "last", "all"])
+    bare = rng.choice(["skip", "empty"])
+    desc = (f"Parse `text`, a list of `key{kv}value` entries separated by `{ps}`, into a dict. "
+            f"Strip surrounding whitespace from each entry, key and value; skip entries that "
+            f"are empty after stripping. An entry is split at its FIRST `{kv}` (the value may "
+            f"contain more); an entry with no `{kv}` "
+            + ("is skipped. " if bare == "skip" else "is a key with the value `\"\"`. ")
+            + "Keys (possibly empty strings) appear in the order of their first appearance. "
+            + {"first": "When a key repeats, the FIRST value wins.",
+               "last": "When a key repeats, the LAST value wins (the key keeps its first "
+                       "position).",
+               "all": "Every value is a list of all of that key's values, in order (a key seen "
+                      "once maps to a one-element list)."}[dup]
+            + " Values stay strings.")
+    missing = ("            continue\n" if bare == "skip" else
+               "            k, v = piece, ''\n")
+    store = {"first": "        if k not in out:\n            out[k] = v\n",
+             "last": "        out[k] = v\n",
+             "all": "        out.setdefault(k, []).append(v)\n"}[dup]
+    body = ("    out = {}\n"
+            f"    for piece in text.split({ps!r}):\n"
+            "        piece = piece.strip()\n"
+            "        if not piece:\n"
+            "            continue\n"
+            f"        if {kv!r} not in piece:\n" + missing
+            + "        else:\n"
+            f"            k, v = piece.split({kv!r}, 1)\n"
+            "        k, v = k.strip(), v.strip()\n" + store + "    return out\n")
+    keys = ["a", "b", "host", "port", "x", "user", "mode"]
+    other = [s for s in ";,&|=:" if s not in (ps, kv)]
+
+    def entry():
+        roll = rng.random()
+        if roll < 0.1:
+            return rng.choice(["", " "])
+        if roll < 0.2:
+            return rng.choice(keys)
+        val = rand_str(rng, "abc019 " + "".join(other), 0, 6)
+        if rng.random() < 0.15:
+            val += kv + rand_str(rng, "xyz", 1, 3)
+        pad = rng.choice(["", " ", "  "])
+        return pad + rng.choice(keys) + rng.choice(["", " "]) + kv + rng.choice(["", " "]) + val + pad
+
+    core = [[ps.join(entry() for _ in range(rng.randint(1, 7)))] for _ in range(24)]
+    edge = [[""], ["   "], [ps * 3], ["k"], ["k" + kv], [kv + "v"], [f"a{kv}1{ps}a{kv}2{ps}a{kv}3"],
+            [f" a {kv} 1 {ps} b {kv} 2 "], [f"url{kv}x{kv}y{kv}z"], [f"b{kv}1{ps}a{kv}2{ps}b{kv}3{ps}"]]
+    return FunctionTemplate(fname=rng.choice(["parse_pairs", "parse_kv", "parse_settings"]),
+                            params="text: str",
+                            ret="dict[str, list[str]]" if dup == "all" else "dict[str, str]",
+                            desc=desc, body=body, core=core, edge=edge)
+
+
+ROMAN = [(1000, "M"), (900, "CM"), (500, "D"), (400, "CD"), (100, "C"), (90, "XC"), (50, "L"),
+         (40, "XL"), (10, "X"), (9, "IX"), (5, "V"), (4, "IV"), (1, "I")]
+
+
+def t_to_roman(rng):
+    subtractive = rng.random() < 0.6
+    lower = rng.random() < 0.3
+    zero = rng.choice(["", "N", None])
+    table = ROMAN if subtractive else [(v, s) for v, s in ROMAN if len(s) == 1]
+    if lower:
+        table = [(v, s.lower()) for v, s in table]
+    ex = _greedy(1994, table)
+    desc = (f"Return `n` (0 <= n <= 3999) as a Roman numeral in {'lower' if lower else 'upper'}"
+            f"case letters, written greedily from the largest value down with the symbols "
+            + ", ".join(f"{s}={v}" for v, s in table)
+            + (" (the subtractive pairs included, so 4 is `iv`/`IV`)" if subtractive else
+               " only (no subtractive pairs: 4 is written with four ones, 9 as five plus four ones)")
+            + f"; for example 1994 gives `{ex!r}`. 0 gives `{zero!r}`.")
+    body = (f"    TABLE = {table!r}\n"
+            f"    if n == 0:\n        return {zero!r}\n"
+            "    out = []\n"
+            "    for value, sym in TABLE:\n"
+            "        while n >= value:\n"
+            "            out.append(sym)\n"
+            "            n -= value\n"
+            "    return ''.join(out)\n")
+    core = [[rng.randint(1, 3999)] for _ in range(16)] + [[rng.randint(1, 50)] for _ in range(8)]
+    edge = [[0], [1], [4], [9], [14], [40], [90], [400], [944], [999], [3999], [3888]]
+    return FunctionTemplate(fname=rng.choice(["to_roman", "int_to_roman", "roman_numeral"]),
+                            params="n: int", ret="str" if zero is not None else "str | None",
+                            desc=desc, body=body, core=core, edge=edge)
+
+
+def _greedy(n, table):
+    out = ""
+    for value, sym in table:
+        while n >= value:
+            out, n = out + sym, n - value
+    return out
+
+
+def t_from_roman(rng):
+    check = rng.random() < 0.5
+    fold = rng.random() < 0.5
+    desc = ("Return the value of the Roman numeral `text`, whose symbols are I=1, V=5, X=10, "
+            "L=50, C=100, D=500 and M=1000"
+            + (", in upper or lower case" if fold else ", upper case only (a lower-case letter "
+               "is not a symbol)")
+            + ": add the value of each symbol, except that a symbol followed by a symbol of "
+            "larger value is subtracted (so `XIV` is 14 and `IIV` is 3). ")
+    if check:
+        desc += ("Return `None` unless `text` is a *canonical* numeral for a value 1..3999, i.e. "
+                 "exactly what the standard greedy writing (with the subtractive pairs CM, CD, "
+                 "XC, XL, IX, IV) produces for its value"
+                 + (" (ignoring case)" if fold else "")
+                 + ": so `IIII`, `IC`, `VV`, `\"\"` and anything with a character that is not a "
+                   "symbol give `None`.")
+    else:
+        desc += ("Every character that is not a symbol is skipped (so `X V` is 15); the numeral "
+                 "need not be canonical (`IIII` is 4, `IC` is 99), and no symbols give 0.")
+    up = "text.upper()" if fold else "text"
+    body = ("    VAL = {'I': 1, 'V': 5, 'X': 10, 'L': 50, 'C': 100, 'D': 500, 'M': 1000}\n"
+            f"    s = {up}\n")
+    if check:
+        body += ("    if not s or any(ch not in VAL for ch in s):\n        return None\n")
+    else:
+        body += "    s = [ch for ch in s if ch in VAL]\n"
+    body += ("    total = 0\n"
+             "    for i, ch in enumerate(s):\n"
+             "        if i + 1 < len(s) and VAL[s[i + 1]] > VAL[ch]:\n"
+             "            total -= VAL[ch]\n"
+             "        else:\n"
+             "            total += VAL[ch]\n")
+    if check:
+        body += (f"    TABLE = {ROMAN!r}\n"
+                 "    n, canon_form = total, ''\n"
+                 "    for value, sym in TABLE:\n"
+                 "        while n >= value:\n"
+                 "            canon_form += sym\n"
+                 "            n -= value\n"
+                 "    return total if 1 <= total <= 3999 and canon_form == s else None\n")
+    else:
+        body += "    return total\n"
+
+    def case(s):
+        return "".join(c.lower() if fold and rng.random() < 0.3 else c for c in s)
+
+    core = [[case(_greedy(rng.randint(1, 3999), ROMAN))] for _ in range(14)]
+    core += [[case(rand_str(rng, "IVXLC", 1, 6))] for _ in range(10)]
+    edge = [[""], ["I"], ["IV"], ["IIII"], ["IC"], ["MMMCMXCIX"], ["MMMM"], ["VV"], ["XLIX"],
+            ["MCMXCIV"], ["iv"], ["mcmxciv"], ["mCmXcIv"], ["XIV "], ["X1V"], ["IIV"], ["ↀ"],
+            ["CMM"], ["M-M"]]
+    return FunctionTemplate(fname=rng.choice(["from_roman", "roman_to_int", "parse_roman"]),
+                            params="text: str", ret="int | None" if check else "int",
+                            desc=desc, body=body, core=core, edge=edge)
+
+
+def t_snake_to_camel(rng):
+    pascal = rng.random() < 0.4
+    seps = rng.choice(["_", "_-", "_- "])
+    keep = rng.random() < 0.5
+    shown = ", ".join(f"`{c}`" if c != " " else "space" for c in seps)
+    first = "upper" if pascal else "lower"
+    ex = "http_Server_2go"
+    parts = ex.split("_")
+    tail = (lambda p: p[1:]) if keep else (lambda p: p[1:].lower())
+    ex_out = "".join((p[:1].upper() if i or pascal else p[:1].lower()) + tail(p)
+                     for i, p in enumerate(parts))
+    desc = (f"Convert the identifier `name` to {'PascalCase' if pascal else 'camelCase'}: split "
+            f"it into words at every separator character ({shown}; runs of separators and "
+            f"separators at either end produce no empty words), then join the words with no "
+            f"separator, where the first character of the first word is made {first} case and "
+            f"the first character of every later word upper case"
+            + ("; all other characters keep their case" if keep else
+               "; all other characters are made lower case")
+            + f". For example `\"{ex}\"` gives `\"{ex_out}\"`. A name with no words gives `\"\"`.")
+    head0 = "p[:1].upper()" if pascal else "p[:1].lower()"
+    rest = "p[1:]" if keep else "p[1:].lower()"
+    cls = "".join("\\" + c if c == "-" else c for c in seps)
+    body = (f"    words = [p for p in re.split(r'[{cls}]+', name) if p]\n"
+            f"    return ''.join(({head0} if i == 0 else p[:1].upper()) + {rest}\n"
+            "                   for i, p in enumerate(words))\n")
+    parts_pool = ["user", "id", "HTTP", "server", "x", "2fa", "Max", "value", "io", "json", "A"]
+
+    def ident():
+        out = rng.choice(["", "", "_"])
+        for i in range(rng.randint(1, 4)):
+            out += (rng.choice(seps) * rng.choice([1, 1, 2]) if i else "") + rng.choice(parts_pool)
+        return out + rng.choice(["", "", rng.choice(seps)])
+
+    core = [[ident()] for _ in range(24)]
+    edge = [[""], ["_"], ["___"], ["x"], ["X"], ["already_camelCase"], ["__init__"],
+            ["a-b c_d"], ["ABC_DEF"], ["élan_vital"], ["snake_case_9_lives"]]
+    return FunctionTemplate(fname=rng.choice(["to_camel", "snake_to_camel", "camelize"]),
+                            params="name: str", ret="str", desc=desc, body=body, core=core,
+                            edge=edge, imports="import re\n")
+
+
+def t_camel_to_snake(rng):
+    acronyms = rng.random() < 0.5
+    style = rng.choice(["snake", "kebab", "screaming"])
+    sep = "-" if style == "kebab" else "_"
+    case = "upper" if style == "screaming" else "lower"
+    ex = "parseHTTPResponse2Fast"
+    words = _camel_words(ex, acronyms)
+    ex_out = sep.join(w.upper() if case == "upper" else w.lower() for w in words)
+    rule = ("A new word starts at an uppercase letter that follows a lowercase letter or a "
+            "digit, and at an uppercase letter that follows another uppercase letter and is "
+            "itself followed by a lowercase letter (so a run of capitals is one word, an "
+            "acronym, except for its last capital when a lowercase letter comes next)"
+            if acronyms else
+            "A new word starts at every uppercase letter except the very first character")
+    desc = (f"Split the identifier `name` (ASCII letters and digits only, in camelCase or "
+            f"PascalCase) into words and return them joined by `{sep}`, all in {case} case. "
+            f"{rule}; digits belong to the word they follow. For example `\"{ex}\"` gives "
+            f"`\"{ex_out}\"`. An empty name gives `\"\"`.")
+    starts = ("ch.isupper() and (prev.islower() or prev.isdigit() or "
+              "(prev.isupper() and nxt.islower()))" if acronyms else "ch.isupper()")
+    body = ("    words = []\n"
+            "    for i, ch in enumerate(name):\n"
+            "        prev = name[i - 1] if i else ''\n"
+            "        nxt = name[i + 1] if i + 1 < len(name) else ''\n"
+            f"        if i == 0 or {starts}:\n"
+            "            words.append(ch)\n"
+            "        else:\n"
+            "            words[-1] += ch\n"
+            f"    return {sep!r}.join(w.{case}() for w in words)\n")
+    pool = ["parse", "HTTP", "Response", "id", "User", "ID", "x", "Json", "IO", "v2", "Max", "a"]
+
+    def ident():
+        w = [rng.choice(pool) for _ in range(rng.randint(1, 4))]
+        s = "".join(w)
+        return s[0].lower() + s[1:] if rng.random() < 0.5 else s
+
+    core = [[ident()] for _ in range(24)]
+    edge = [[""], ["a"], ["A"], ["ABC"], ["abc"], ["getURLForID"], ["x1Y2z3"], ["HTTPServer"],
+            ["ioError"], ["already"], ["AbCdEf"]]
+    return FunctionTemplate(fname=rng.choice(["to_snake", "camel_to_snake", "split_identifier"]
+                                             if style != "kebab" else
+                                             ["to_kebab", "camel_to_kebab", "split_identifier"]),
+                            params="name: str", ret="str", desc=desc, body=body, core=core,
+                            edge=edge)
+
+
+def _camel_words(name, acronyms):
+    words = []
+    for i, ch in enumerate(name):
+        prev = name[i - 1] if i else ""
+        nxt = name[i + 1] if i + 1 < len(name) else ""
+        acr = prev.islower() or prev.isdigit() or (prev.isupper() and nxt.islower())
+        if i == 0 or (ch.isupper() and (acr or not acronyms)):
+            words.append(ch)
+        else:
+            words[-1] += ch
+    return words
+
+
+def t_flatten(rng):
+    depth = rng.choice([1, 2, 3, None])
+    drop = rng.random() < 0.4
+    how = (f"expand nested lists up to {depth} level{'s' if depth > 1 else ''} deep: a list "
+           f"element of `items` is replaced by its elements"
+           + (f", and so on for lists inside those, {depth} times in all; lists nested "
+              f"deeper stay lists" if depth > 1 else "; lists inside it stay lists")
+           if depth else "expand nested lists completely, at any depth")
+    ex = [1, [2, [3, [4]]], [], "ab"]
+    desc = (f"Return a new flat list from `items` (a list whose elements are ints, strings, "
+            f"`None` or lists of the same): {how}. Strings are not split. The order of the "
+            f"elements is kept"
+            + ("; `None` elements that end up at the top level are left out" if drop else "")
+            + ". Do not modify `items`.")
+    cond = f"type(x) is list and d < {depth}" if depth else "type(x) is list"
+    keep = "        elif x is not None:\n" if drop else "        else:\n"
+    body = ("    def go(xs, d):\n"
+            "        out = []\n"
+            "        for x in xs:\n"
+            f"            if {cond}:\n"
+            "                out.extend(go(x, d + 1))\n"
+            + keep.replace("        ", "            ", 1)
+            + "                out.append(x)\n"
+            "        return out\n"
+            "    return go(items, 0)\n")
+
+    def nested(level):
+        out = []
+        for _ in range(rng.randint(0 if level else 1, 4)):
+            roll = rng.random()
+            if roll < 0.35 and level < 4:
+                out.append(nested(level + 1))
+            elif roll < 0.45:
+                out.append(None)
+            elif roll < 0.6:
+                out.append(rng.choice(["a", "bc", ""]))
+            else:
+                out.append(rng.randint(0, 9))
+        return out
+
+    core = [[ex]] + [[nested(0)] for _ in range(23)]
+    edge = [[[]], [[[]]], [[[[[]]]]], [[None]], [[[None], None]], [["abc", ["de"]]],
+            [[[[[[1]]]], 2]], [[1, 2, 3]], [[[1], [2], [3]]], [[[[1, [2, [3, [4, [5]]]]]]]]]
+    return FunctionTemplate(fname=rng.choice(["flatten", "flatten_list", "unnest"]),
+                            params="items: list", ret="list", desc=desc, body=body, core=core,
+                            edge=edge)
+
+
+def t_histogram(rng):
+    w = rng.choice([2, 3, 4, 5, 10])
+    o = rng.randint(0, w - 1)
+    dense = rng.random() < 0.5
+    desc = (f"Count the ints of `values` per bucket of width {w}: the buckets are the ranges "
+            f"`[{o} + {w}*k, {o} + {w}*(k + 1))` for every integer k (negative k too), so the "
+            f"bucket of `v` starts at `(v - {o}) // {w} * {w} + {o}`. ")
+    if dense:
+        desc += ("Return a list of counts, one per bucket, from the lowest non-empty bucket to "
+                 "the highest one, with 0 for the empty buckets in between; no values give "
+                 "`[]`.")
+    else:
+        desc += ("Return a dict mapping each non-empty bucket's start to its count, with the "
+                 "keys in increasing order; no values give `{}`.")
+    body = ("    counts = {}\n"
+            "    for v in values:\n"
+            f"        b = (v - {o}) // {w} * {w} + {o}\n"
+            "        counts[b] = counts.get(b, 0) + 1\n")
+    if dense:
+        body += ("    if not counts:\n        return []\n"
+                 f"    return [counts.get(b, 0) for b in range(min(counts), max(counts) + 1, {w})]\n")
+    else:
+        body += "    return {b: counts[b] for b in sorted(counts)}\n"
+    core = [[ints(rng, rng.randint(1, 15), -15, 40)] for _ in range(24)]
+    edge = [[[]], [[o]], [[o - 1]], [[o + w - 1, o + w]], [[-1, 0, 1]], [[5] * 7],
+            [[-10 ** 6, 10 ** 6 % 97]], [[o + 3 * w, o]], [[-w, -1]]]
+    return FunctionTemplate(fname=rng.choice(["histogram", "bucket_counts", "bin_values"]),
+                            params="values: list[int]",
+                            ret="list[int]" if dense else "dict[int, int]", desc=desc, body=body,
+                            core=core, edge=edge)
+
+
+def t_differences(rng):
+    k = rng.randint(1, 3)
+    op = rng.choice(["diff", "absdiff", "sum"])
+    pair = {"diff": "`b - a`", "absdiff": "`abs(b - a)`", "sum": "`a + b`"}[op]
+    expr = {"diff": "b - a", "absdiff": "abs(b - a)", "sum": "a + b"}[op]
+    desc = (f"One *pass* over a list turns each pair of neighbours `a, b` (`a` first) into "
+            f"{pair}, giving a list one element shorter. Return the result of applying "
+            + ("one pass to `values`" if k == 1 else f"{k} passes to `values`, one after another")
+            + f". If `values` has at most {k} element{'s' if k > 1 else ''} the result is `[]`. "
+            f"Do not modify `values`.")
+    body = ("    out = list(values)\n"
+            f"    for _ in range({k}):\n"
+            f"        out = [{expr} for a, b in zip(out, out[1:])]\n"
+            "    return out\n")
+    core = [[ints(rng, rng.randint(k + 1, 12), -20, 20)] for _ in range(24)]
+    edge = [[[]], [[4]], [list(range(k))], [list(range(k + 1))], [[i * i for i in range(8)]],
+            [[3] * 6], [[10 ** 18, -10 ** 18, 10 ** 18, -10 ** 18, 0]], [[1, -1] * 4]]
+    names = {"diff": ["differences", "nth_differences", "diff_passes"],
+             "absdiff": ["abs_differences", "gaps", "diff_passes"],
+             "sum": ["pair_sums", "neighbour_sums", "sum_passes"]}[op]
+    return FunctionTemplate(fname=rng.choice(names), params="values: list[int]",
+                            ret="list[int]", desc=desc, body=body, core=core, edge=edge)
+
+
+def t_records(rng):
+    high = rng.random() < 0.5
+    ties = rng.random() < 0.5
+    give = rng.choice(["indices", "values"])
+    best = "maximum" if high else "minimum"
+    beat = ("greater than" if high else "smaller than") + (" or equal to" if ties else "")
+    desc = (f"Scan `values` (a list of ints) from left to right and return the "
+            f"{'indices' if give == 'indices' else 'values'} of its *records*, in order: the "
+            f"first element is a record, and every later element that is {beat} the running "
+            f"{best} of all the elements before it is a record too. An empty list gives `[]`.")
+    op = (">" if high else "<") + ("=" if ties else "")
+    pick = "i" if give == "indices" else "v"
+    body = ("    out = []\n"
+            "    best = None\n"
+            "    for i, v in enumerate(values):\n"
+            f"        if best is None or v {op} best:\n"
+            f"            out.append({pick})\n"
+            f"        best = v if best is None else {'max' if high else 'min'}(best, v)\n"
+            "    return out\n")
+    core = [[ints(rng, rng.randint(2, 15), -9, rng.choice([5, 30]))] for _ in range(24)]
+    edge = [[[]], [[0]], [[2, 2, 2]], [list(range(6))], [list(range(6, 0, -1))],
+            [[-5, -5, -4, -6, -6]], [[3, 1, 3, 1, 4]], [[10 ** 15, -10 ** 15]]]
+    return FunctionTemplate(fname=rng.choice(["records", "running_records", "record_breakers"]),
+                            params="values: list[int]", ret="list[int]", desc=desc, body=body,
+                            core=core, edge=edge)
+
+
+def t_spiral(rng):
+    corner = rng.choice(["top-left", "top-right", "bottom-right", "bottom-left"])
+    clockwise = rng.random() < 0.5
+    turn = {"top-left": "", "top-right": "    m = [list(r) for r in zip(*m)][::-1]\n",
+            "bottom-right": "    m = [r[::-1] for r in m[::-1]]\n",
+            "bottom-left": "    m = [list(r) for r in zip(*m[::-1])]\n"}[corner]
+    ex = [[1, 2, 3], [4, 5, 6]]
+    desc = (f"`matrix` is a rectangular list of rows (all rows have the same length; there may "
+            f"be no rows, or empty rows). Return its elements in spiral order as one flat list: "
+            f"start at the {corner} corner and walk along the border "
+            f"{'clockwise' if clockwise else 'counterclockwise'}, then continue inwards the "
+            f"same way, ring by ring, until every element has been taken exactly once. "
+            f"Do not modify `matrix`.")
+    body = ("    m = [list(r) for r in matrix if r]\n" + turn
+            + ("" if clockwise else "    m = [list(r) for r in zip(*m)]\n")
+            + "    out = []\n"
+            "    while m:\n"
+            "        out.extend(m.pop(0))\n"
+            "        m = [list(r) for r in zip(*m)][::-1]\n"
+            "    return out\n")
+    core = [[ex]]
+    for _ in range(23):
+        r, c = rng.randint(1, 5), rng.randint(1, 5)
+        core.append([[ints(rng, c, 0, 99) for _ in range(r)]])
+    edge = [[[]], [[[]]], [[[], []]], [[[7]]], [[[1, 2, 3, 4]]], [[[1], [2], [3], [4]]],
+            [[[1, 2], [3, 4]]], [[[i * 6 + j for j in range(6)] for i in range(6)]],
+            [[["a", "b"], ["c", "d"], ["e", "f"]]]]
+    return FunctionTemplate(fname=rng.choice(["spiral", "spiral_order", "walk_spiral"]),
+                            params="matrix: list[list]", ret="list", desc=desc, body=body,
+                            core=core, edge=edge)
+
+
+def t_anagram_groups(rng):
+    fold = rng.random() < 0.5
+    m = rng.randint(1, 3)
+    count = rng.random() < 0.4
+    desc = ("Group the strings of `words` into anagram classes: two strings are in the same "
+            "class when one is a rearrangement of the other's characters"
+            + (" ignoring case (compare `w.lower()`)" if fold else " (case matters: `a` and `A` "
+               "differ)")
+            + ". Every element belongs to its class, repeated strings included. ")
+    if count:
+        desc += f"Return the number of classes with at least {m} element{'s' if m > 1 else ''}."
+    else:
+        desc += (f"Return the classes with at least {m} element{'s' if m > 1 else ''} as a list "
+                 f"of lists: each class lists its strings in their order in `words`, and the "
+                 f"classes are ordered by where their first string appears.")
+    key = "''.join(sorted(w.lower()))" if fold else "''.join(sorted(w))"
+    body = ("    groups = {}\n"
+            "    for w in words:\n"
+            f"        groups.setdefault({key}, []).append(w)\n"
+            + (f"    return sum(1 for g in groups.values() if len(g) >= {m})\n" if count else
+               f"    return [g for g in groups.values() if len(g) >= {m}]\n"))
+    classes = [["listen", "silent", "enlist", "Tinsel", "inlets"], ["google", "elgoog"],
+               ["cat", "act", "tac", "Act", "CAT"], ["dog", "god", "odg"], ["bird", "drib"],
+               ["x", "X"], [""], ["tab", "bat", "abt", "Bat"]]
+
+    def draw():
+        picked = rng.sample(classes, rng.randint(1, 4))
+        return [rng.choice(rng.choice(picked)) for _ in range(rng.randint(2, 10))]
+
+    core = [[draw()] for _ in range(24)]
+    edge = [[[]], [[""]], [["", ""]], [["a"]], [["ab", "ba", "ab"]], [["Ab", "bA", "BA", "ab"]],
+            [["abc", "abd"]], [["aab", "abb"]], [["é", "É"]], [["a b", "ba ", " ab"]]]
+    names = (["count_anagram_groups", "anagram_class_count", "count_anagram_sets"] if count else
+             ["anagram_groups", "group_anagrams", "anagram_classes"])
+    return FunctionTemplate(fname=rng.choice(names), params="words: list[str]",
+                            ret="int" if count else "list[list[str]]", desc=desc, body=body,
+                            core=core, edge=edge)
+
+
+def t_checksum(rng):
+    scheme = rng.choice(["luhn", "isbn10"])
+    seps = rng.choice(["", " -", "-"])
+    shown = " and ".join({" ": "spaces", "-": "hyphens (`-`)"}[c] for c in seps)
+    ignore = (f"{shown[0].upper() + shown[1:]} are ignored; any other character that is not "
+              f"allowed makes it invalid." if seps else
+              "Any character that is not allowed (spaces and hyphens included) makes it invalid.")
+    if scheme == "luhn":
+        desc = ("Return `True` if `code` passes the Luhn check, else `False`: it must consist "
+                "of at least 2 ASCII digits; going from the rightmost digit leftwards, double "
+                "every second digit (the second from the right, the fourth, ...), subtracting "
+                "9 from any doubled value above 9, and add everything up: the code is valid "
+                f"when the total is a multiple of 10. {ignore} The result must be a `bool`.")
+        body = (f"    s = [c for c in code if c not in {seps!r}]\n"
+                "    if len(s) < 2 or any(c not in '0123456789' for c in s):\n"
+                "        return False\n"
+                "    total = 0\n"
+                "    for i, c in enumerate(reversed(s)):\n"
+                "        d = int(c)\n"
+                "        if i % 2:\n"
+                "            d = d * 2 - 9 if d * 2 > 9 else d * 2\n"
+                "        total += d\n"
+                "    return total % 10 == 0\n")
+    else:
+        desc = ("Return `True` if `code` is a valid ISBN-10, else `False`: it must consist of "
+                "exactly 10 characters d1..d10, where d1..d9 are ASCII digits and d10 is a digit "
+                "or `X` (standing for 10; upper case only), and `10*d1 + 9*d2 + ... + 2*d9 + "
+                f"1*d10` must be a multiple of 11. {ignore} The result must be a `bool`.")
+        body = (f"    s = [c for c in code if c not in {seps!r}]\n"
+                "    if len(s) != 10:\n"
+                "        return False\n"
+                "    total = 0\n"
+                "    for i, c in enumerate(s):\n"
+                "        if c in '0123456789':\n"
+                "            d = int(c)\n"
+                "        elif c == 'X' and i == 9:\n"
+                "            d = 10\n"
+                "        else:\n"
+                "            return False\n"
+                "        total += (10 - i) * d\n"
+                "    return total % 11 == 0\n")
+
+    def valid():
+        if scheme == "luhn":
+            digits = [rng.randint(0, 9) for _ in range(rng.randint(1, 15))]
+            for check in range(10):
+                cand = digits + [check]
+                tot = sum((d * 2 - 9 if d * 2 > 9 else d * 2) if i % 2 else d
+                          for i, d in enumerate(reversed(cand)))
+                if tot % 10 == 0:
+                    return "".join(map(str, cand))
+        digits = [rng.randint(0, 9) for _ in range(9)]
+        check = -sum((10 - i) * d for i, d in enumerate(digits)) % 11
+        return "".join(map(str, digits)) + ("X" if check == 10 else str(check))
+
+    def noisy(code):
+        roll = rng.random()
+        if roll < 0.35:
+            pos = rng.randint(0, len(code) - 1)
+            return code[:pos] + rng.choice("0123456789") + code[pos + 1:]
+        if roll < 0.45:
+            pos = rng.randint(1, len(code) - 1)
+            return code[:pos] + rng.choice(" -") + code[pos:]
+        return code
+
+    core = [[noisy(valid())] for _ in range(24)]
+    if scheme == "luhn":
+        edge = [[""], ["0"], ["00"], ["18"], ["79927398713"], ["79927398710"], ["4539 1488 0343 6467"],
+                ["4539-1488-0343-6467"], ["１８"], [" 0 0 "], ["059a"], ["--"]]
+    else:
+        edge = [[""], ["0306406152"], ["0306406153"], ["0-306-40615-2"], ["0 306 40615 2"],
+                ["080442957X"], ["080442957x"], ["X804429570"], ["03064061520"], ["０306406152"],
+                ["---"], ["0000000000"]]
+    names = (["luhn_valid", "passes_luhn", "check_luhn"] if scheme == "luhn" else
+             ["isbn10_valid", "is_isbn10", "check_isbn"])
+    return FunctionTemplate(fname=rng.choice(names), params="code: str", ret="bool", desc=desc,
+                            body=body, core=core, edge=edge)
+
+
+def t_collatz(rng):
+    a, b = rng.choice([(3, 1), (3, -1), (5, 1), (3, 5)])
+    short = rng.random() < 0.4
+    cap = rng.choice([50, 100, 200, 500])
+    missing = rng.choice([None, -1])
+    odd = f"({a} * n + {b}) // 2" if short else f"{a} * n + {b}"
+    rule = f"`{odd.replace('n', 'v')}`" + (" (in one step)" if short else "")
+    desc = (f"Starting from `n` (an int >= 1), repeat a step: an even value v becomes `v // 2`, "
+            f"an odd value v becomes {rule}. Return the number of steps until "
+            f"the value first equals 1 (0 when `n` is 1). If 1 has not been reached after "
+            f"{cap} steps, return `{missing!r}`.")
+    body = ("    steps = 0\n"
+            "    while n != 1:\n"
+            f"        if steps == {cap}:\n"
+            f"            return {missing!r}\n"
+            f"        n = n // 2 if n % 2 == 0 else {odd}\n"
+            "        steps += 1\n"
+            "    return steps\n")
+    core = [[_collatz_back(rng, a, b, short, rng.randint(1, cap + 3))] for _ in range(12)]
+    core += [[rng.randint(1, 60)] for _ in range(6)] + [[rng.randint(61, 5000)] for _ in range(6)]
+    edge = [[1], [2], [3], [7], [27], [2 ** 40], [2 ** cap], [2 ** (cap + 1)], [97], [10 ** 12 + 1]]
+    return FunctionTemplate(fname=rng.choice(["collatz_steps", "steps_to_one", "hailstone_steps"]),
+                            params="n: int", ret="int | None" if missing is None else "int",
+                            desc=desc, body=body, core=core, edge=edge)
+
+
+def _collatz_back(rng, a, b, short, steps):
+    """A start that reaches 1 in exactly ``steps`` steps: the rule walked backwards from 1,
+    taking the odd predecessor (when there is one) or the even one at random."""
+    v = 1
+    for _ in range(steps):
+        n, r = divmod(2 * v - b if short else v - b, a)
+        odd = r == 0 and n > 1 and n % 2 == 1
+        v = n if odd and rng.random() < 0.5 else 2 * v
+    return v
+
+
+def t_unique_letters(rng):
+    fold = rng.random() < 0.5
+    m = rng.randint(1, 5)
+    out = rng.choice(["list", "distinct", "count"])
+    desc = ("Find the words of `text` whose letters are all different"
+            + (" ignoring case (`Aa` repeats a letter)" if fold else " (case matters: `Aa` has "
+               "two different letters)")
+            + f" and that have at least {m} letter{'s' if m > 1 else ''}. Words are the maximal "
+            "sequences of the ASCII letters a-z and A-Z; everything else separates them. "
+            + {"list": "Return those words as a list in the order they appear in `text`, "
+                       "repeats included.",
+               "distinct": "Return those words as a list, each only once (at its first "
+                           "appearance; words that differ in case are different words), in "
+                           "the order they appear in `text`.",
+               "count": "Return how many such words `text` has, repeats included."}[out])
+    w = "w.lower()" if fold else "w"
+    body = ("    out = []\n"
+            "    for w in re.findall(r'[A-Za-z]+', text):\n"
+            f"        if len(w) >= {m} and len(set({w})) == len(w)"
+            + (" and w not in out" if out == "distinct" else "") + ":\n"
+            "            out.append(w)\n"
+            + ("    return len(out)\n" if out == "count" else "    return out\n"))
+    core = [[sentence(rng, rng.randint(3, 14))] for _ in range(24)]
+    edge = [[""], ["!!! 42"], ["Aa aA"], ["abcdefghijklmnopqrstuvwxyz"], ["a" * 6],
+            ["Abcdefa" + " Zyxwvuz" * 2], ["AbcdefA abcdefa"],
+            ["dog dog Dog"], ["naïve café"], ["x1y2z3 xyz"], ["Subdermatoglyphic"], ["it's"]]
+    names = {"list": ["unique_letter_words", "isogram_words", "words_without_repeats"],
+             "distinct": ["unique_letter_words", "isogram_words", "distinct_isograms"],
+             "count": ["count_isograms", "count_unique_letter_words", "isogram_count"]}[out]
+    return FunctionTemplate(fname=rng.choice(names), params="text: str",
+                            ret="int" if out == "count" else "list[str]", desc=desc, body=body,
+                            core=core, edge=edge, imports="import re\n")
+
+
+def t_gcd_lcm(rng):
+    lcm = rng.random() < 0.5
+    mod = rng.choice([None, 10 ** 9 + 7, 1000, 97]) if lcm else None
+    only = rng.choice(["all", "even", "nonneg"])
+    which = {"all": "all the ints in `values`",
+             "even": "the ints at the even positions of `values` (indices 0, 2, 4, ...; the "
+                     "others are left out)",
+             "nonneg": "the ints of `values` that are >= 0 (negative ones are left out)"}[only]
+    desc = ("Return the " + ("least common multiple" if lcm else "greatest common divisor")
+            + f" of {which}"
+            + (". " if only == "nonneg" else ", taking negative values by their absolute value. ")
+            + ("A 0 among them makes the result 0; no values give 1"
+               + (f". Return the result modulo {mod} (compute the exact value first; the "
+                  f"numbers can get big)" if mod else " (the result can be a big number)")
+               if lcm else "Zeros do not change the result (the gcd of 0 and x is x); no "
+               "values, or only zeros, give 0")
+            + ".")
+    pick = {"all": "values", "even": "values[::2]",
+            "nonneg": "[v for v in values if v >= 0]"}[only]
+    if lcm:
+        body = ("    r = 1\n"
+                f"    for v in {pick}:\n"
+                "        r = r * abs(v) // gcd(r, abs(v)) if v else 0\n"
+                "        if r == 0:\n"
+                "            break\n"
+                + (f"    return r % {mod}\n" if mod else "    return r\n"))
+    else:
+        body = ("    r = 0\n"
+                f"    for v in {pick}:\n"
+                "        r = gcd(r, v)\n"
+                "    return r\n")
+
+    def multiples():
+        base = rng.choice([1, 2, 3, 6, 7, 12])
+        return [base * rng.randint(-12, 12) for _ in range(rng.randint(1, 7))]
+
+    core = [[multiples()] for _ in range(24)]
+    edge = [[[]], [[0]], [[0, 0]], [[-12]], [[1]], [[0, 6]], [[6, 0, 4]], [[-4, 6]],
+            [list(range(1, 41))], [[2 ** 61 - 1, 2 ** 31 - 1]], [[10 ** 18, 10 ** 12]]]
+    names = (["lcm_all", "list_lcm", "common_multiple"] if lcm else
+             ["gcd_all", "list_gcd", "common_divisor"])
+    return FunctionTemplate(fname=rng.choice(names), params="values: list[int]", ret="int",
+                            desc=desc, body=body, core=core, edge=edge,
+                            imports="from math import gcd\n")
+
+
+def t_ranges(rng):
+    dash = rng.choice(["..", "~", ":"])
+    join = rng.choice([",", ", ", ";", " "])
+    least = rng.choice([2, 3])
+    ex = [5, 1, 2, 3, 9, 10, 7, 3]
+    desc = (f"Summarize `values` (ints, in any order, possibly repeated) as a string: take the "
+            f"distinct values in increasing order, cut them into maximal runs of consecutive "
+            f"integers, and write a run of at least {least} values as `first{dash}last` and the "
+            f"values of a shorter run one by one; join all the pieces with `{join!r}`. ")
+    body = ("    xs = sorted(set(values))\n"
+            "    pieces = []\n"
+            "    i = 0\n"
+            "    while i < len(xs):\n"
+            "        j = i\n"
+            "        while j + 1 < len(xs) and xs[j + 1] == xs[j] + 1:\n"
+            "            j += 1\n"
+            f"        if j - i + 1 >= {least}:\n"
+            f"            pieces.append(f'{{xs[i]}}{dash}{{xs[j]}}')\n"
+            "        else:\n"
+            "            pieces.extend(str(x) for x in xs[i:j + 1])\n"
+            "        i = j + 1\n"
+            f"    return {join!r}.join(pieces)\n")
+    desc += f"For example `{ex}` gives `{join.join(_range_pieces(ex, dash, least))!r}`; no values give `''`."
+    core = [[ex]] + [[ints(rng, rng.randint(1, 14), -5, 25)] for _ in range(23)]
+    edge = [[[]], [[4]], [[4, 5]], [[4, 5, 6]], [[6, 5, 4, 4]], [[-3, -2, -1, 0, 1]],
+            [[10 ** 15, 10 ** 15 + 1, 10 ** 15 + 2]], [[1, 3, 5, 7]], [[0, 0, 0]]]
+    return FunctionTemplate(fname=rng.choice(["summarize_ranges", "compress_ranges", "range_list"]),
+                            params="values: list[int]", ret="str", desc=desc, body=body,
+                            core=core, edge=edge)
+
+
+def _range_pieces(values, dash, least):
+    xs, pieces, i = sorted(set(values)), [], 0
+    while i < len(xs):
+        j = i
+        while j + 1 < len(xs) and xs[j + 1] == xs[j] + 1:
+            j += 1
+        pieces += [f"{xs[i]}{dash}{xs[j]}"] if j - i + 1 >= least else [str(x) for x in xs[i:j + 1]]
+        i = j + 1
+    return pieces
+
+
+HELDOUT_TEMPLATES = [t_common_affix, t_merge_intervals, t_peaks, t_parse_pairs, t_to_roman,
+                     t_from_roman, t_snake_to_camel, t_camel_to_snake, t_flatten, t_histogram,
+                     t_differences, t_records, t_spiral, t_anagram_groups, t_checksum, t_collatz,
+                     t_unique_letters, t_gcd_lcm, t_ranges]
+
 HARNESS = CANON_SRC + r'''
 import copy
 import importlib
@@ -644,9 +1469,11 @@ class PyFunction(Family):
         3: "no stub, and an earlier version of the function with other parameters in MODULE_v1.py "
            "that must stay unchanged (a distractor); ordinary and edge-case inputs",
     }
+    train_templates: ClassVar[tuple[str, ...]] = tuple(t.__name__[2:] for t in TEMPLATES)
+    heldout_templates: ClassVar[tuple[str, ...]] = tuple(t.__name__[2:] for t in HELDOUT_TEMPLATES)
 
     def build(self, rng: random.Random, seed: int, level: int) -> dict:
-        tmpl = rng.choice(TEMPLATES)
+        tmpl = rng.choice(template_pool(seed, TEMPLATES, HELDOUT_TEMPLATES))
         t = tmpl(rng)
         module = rng.choice(["solution", "funcs", "kata", "mylib", "helpers", "impl"])
         path = f"{module}.py"
@@ -718,6 +1545,7 @@ or a look-alike). Use only the Python 3.11 standard library. Your function will 
             "tests": files({"test_function.py": hidden_test_source(config, body)}),
             "solution": solution,
             "tags": ["python", "function", tmpl.__name__[2:]],
+            "template": tmpl.__name__[2:],
         }
 
     def _earlier_version(self, tmpl, t: FunctionTemplate, module: str, seed: int) -> tuple[str, str]:
