@@ -19,6 +19,8 @@ pytestmark = pytest.mark.filterwarnings("ignore")
 
 FAMILY = FAMILIES["json-transform"]
 SEEDS = (0, 1, 2, 3, 1_000_000, 1_000_004)
+"""Seeds of the train template: train ones and ``heldout-v1`` ones (generated as train seeds);
+the held-out templates' levels are tested in ``test_heldout_json_transform.py``."""
 
 
 config_of = hidden_config

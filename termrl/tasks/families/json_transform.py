@@ -12,22 +12,49 @@ result computed at generation time, and the agent's program is re-run on fresh i
 (random, null/missing values with ties, empty). The reference solution is a jq program,
 an implementation independent of the generator's Python.
 
+Templates: every train (and ``heldout-v1``) seed draws the one train template,
+``filter_project``: the filter-derive-project-sort-reshape rule above. Heldout seeds draw only
+the held-out templates, other computations on other schemas (books, flights, sensor readings):
+
+- ``group_count``: group records by a field (exact values, letter case matters), output
+  ``{group: count}``, ``{group: [ids]}`` or a list ranked by count; records without the field
+  are dropped or counted under a named group;
+- ``group_aggregate``: the sum, mean, maximum or minimum of a numeric field per group, as a list
+  ranked by that aggregate (ties by group), records lacking either field left out;
+- ``top_per_group``: the k records with the highest (or lowest) value of a field in each group,
+  ties to the smaller id, as ``{group: [ids]}`` or ranked rows;
+- ``explode_list``: one row per element of a list field, with the record's id, optionally the
+  element's position and one carried field, ordered by element or by id;
+- ``dedupe_versions``: ids repeat (versions of a record); keep the newest (or oldest) version of
+  each by a date field, undated versions oldest and ties to the later (earlier) one in the file,
+  optionally with the number of versions.
+
+A held-out task may filter its records first by one of the train conditions (for
+``dedupe_versions``, the kept versions). Hidden tests and the jq reference work as for the train
+template.
+
 Levels: level 1 narrows the seed's rule to one condition, no derived field, no limit, a plain
 JSON array in and a list out, on fewer records, hands the agent a Python skeleton that already
 does the I/O, and drops the null/missing-with-ties hidden case. Level 3 always has two
 conditions and a derived field, three times the records, records with extra keys that must
 not leak into the output, more hidden edge cases, and look-alike data files (plus a stale
-output) in the workspace; the tests check the look-alikes were left untouched.
+output) in the workspace; the tests check the look-alikes were left untouched. The held-out
+templates follow the same scheme: level 1 has no filter, a JSON array in, fewer records, a Python
+skeleton (``compute(records)``) and no null/missing-with-ties case; level 3 always filters, has
+three times the records with extra keys, four more hidden edge cases (many ties and nulls, the
+nullable field never set, nothing passing the filter, a single record), look-alike files and a
+stale output.
 """
 
 from __future__ import annotations
 
 import json
 import random
+import textwrap
 from typing import ClassVar
 
 from ._common import LEFT_ALONE_TEST, heredoc, hidden_test_source, left_alone, md_code
-from .base import Family, files
+from .base import Family, files, split_of
 
 FIRST = ["Ana", "Bo", "Chen", "Dmitri", "Élodie", "Farah", "Gus", "Hana", "Ines", "José", "Kai",
          "Lena", "Mo", "Nia", "Olu", "Pia", "Quinn", "Rui", "Sven", "Tomás", "Uma", "Vik", "Wen",
@@ -529,6 +556,597 @@ def test_program_on_edge_cases(tmp_path, text, expected):
 '''
 
 
+# --------------------------------------------------------------------------- held-out templates
+
+HELDOUT_THEMES = {
+    "books": {"title": ("words", ["The Silent", "A Distant", "Paper", "Winter", "Hidden", "Última"],
+                        ["River", "Garden", "Empire", "Letters", "Orchard", "Café"]),
+              "author": ("name",),
+              "genre": ("choice", ["fantasy", "history", "poetry", "crime", "science", "Crime"]),
+              "format": ("choice", ["hardcover", "paperback", "ebook", "audio"]),
+              "pages": ("int", 60, 900), "copies": ("int", 0, 12), "price": ("float2", 3, 60),
+              "in_print": ("bool",),
+              "subjects": ("tags", ["classic", "award", "series", "translated", "signed"]),
+              "shelved": ("date",)},
+    "flights": {"code": ("words", ["LX", "KL", "AF", "JL", "LA", "SK"],
+                         ["104", "212", "388", "415", "730", "951"]),
+                "carrier": ("choice", ["SkyWays", "NordAir", "AeroSul", "Kumo", "Ostra"]),
+                "origin": ("choice", ["ZRH", "AMS", "CDG", "NRT", "LIM", "GRU", "zrh"]),
+                "seats": ("int", 40, 320), "delay_min": ("int", 0, 240),
+                "fare": ("float2", 29, 900), "cancelled": ("bool",),
+                "services": ("tags", ["wifi", "meals", "lounge", "priority"]),
+                "departs": ("date",)},
+    "readings": {"sensor": ("choice", ["t-01", "t-02", "h-11", "p-20", "T-01"]),
+                 "site": ("choice", ["north", "harbor", "ridge", "delta", "Ålesund"]),
+                 "value": ("float1", -20, 45), "samples": ("int", 1, 60),
+                 "battery": ("int", 0, 100), "valid": ("bool",),
+                 "flags": ("tags", ["spike", "drift", "manual", "calibrated"]),
+                 "operator": ("name",), "taken": ("date",)},
+}
+"""Held-out schemas, used by no train task. Group fields hold values that differ only in case
+(``Crime``/``crime``): distinct groups."""
+SINGULAR = {"subjects": "subject", "services": "service", "flags": "flag"}
+FILTERABLE = ("int", "float1", "float2", "date", "choice", "bool", "tags", "name")
+"""Field kinds ``make_condition`` can draw a condition on."""
+HELDOUT_PROGRAMS = ["convert", "rollup.sh", "build_view", "query.sh", "process_export",
+                    "compute.py"]
+HELDOUT_PYTHON_NAMES = {"rollup.sh": "rollup.py", "query.sh": "query.py"}
+
+
+def fields_of(theme: dict, *kinds: str) -> list[str]:
+    return [f for f in theme if theme[f][0] in kinds]
+
+
+def group_count_params(rng: random.Random, theme: dict) -> dict:
+    g = rng.choice(fields_of(theme, "choice"))
+    return {"group": g, "form": rng.choice(["counts", "ids", "ranked"]),
+            "missing": rng.choice([None, "(none)", "unknown", "_missing"]),
+            "count_key": rng.choice(["count", "n", "records"]),
+            "nullable": g if rng.random() < 0.7 else rng.choice([f for f in theme if f != g])}
+
+
+def group_aggregate_params(rng: random.Random, theme: dict) -> dict:
+    """``sum`` and ``avg`` take integer fields only: exact sums, so equal aggregates tie exactly
+    whatever order a program adds in."""
+    g = rng.choice(fields_of(theme, "choice"))
+    agg = rng.choice(["sum", "avg", "max", "min"])
+    v = rng.choice(fields_of(theme, "int") if agg in ("sum", "avg")
+                   else fields_of(theme, "int", "float1", "float2"))
+    return {"group": g, "agg": agg, "value": v, "out_key": f"{agg}_{v}",
+            "n_key": rng.choice(["n", "records", "used"]), "desc": rng.random() < 0.5,
+            "nullable": rng.choice([g, v, v])}
+
+
+def top_per_group_params(rng: random.Random, theme: dict) -> dict:
+    g = rng.choice(fields_of(theme, "choice"))
+    v = rng.choice(fields_of(theme, "int", "float1", "float2"))
+    return {"group": g, "value": v, "k": rng.randint(1, 3), "highest": rng.random() < 0.5,
+            "form": rng.choice(["ids", "rows"]), "nullable": rng.choice([g, v, v])}
+
+
+def explode_list_params(rng: random.Random, theme: dict) -> dict:
+    lst = fields_of(theme, "tags")[0]
+    carry = rng.choice(fields_of(theme, "words", "name", "choice"))
+    return {"list": lst, "elem_key": SINGULAR[lst], "carry": carry,
+            "position": rng.choice([None, "position", "pos", "index"]),
+            "order": rng.choice(["element", "id"]), "nullable": rng.choice([lst, lst, carry])}
+
+
+def dedupe_versions_params(rng: random.Random, theme: dict) -> dict:
+    d = fields_of(theme, "date")[0]
+    keep = ["id"] + rng.sample([f for f in theme if f != d], rng.randint(1, 2)) + [d]
+    return {"date": d, "newest": rng.random() < 0.7, "keep": keep,
+            "versions_key": rng.choice([None, "versions", "n_versions"]),
+            "nullable": rng.choice([d, d, keep[1]])}
+
+
+HELDOUT_PARAMS = {"group_count": group_count_params, "group_aggregate": group_aggregate_params,
+                  "top_per_group": top_per_group_params, "explode_list": explode_list_params,
+                  "dedupe_versions": dedupe_versions_params}
+HELDOUT_TEMPLATES = tuple(HELDOUT_PARAMS)
+"""What a heldout seed's task computes (no train task computes any of it): counts or id lists
+per group, a per-group aggregate ranked, the top records of each group, one row per element of
+a list field, and the newest (or oldest) version of records whose ids repeat."""
+
+
+def filter_fields(spec: dict) -> list[str]:
+    """The fields a held-out filter may test: not the group field (one group would be left)."""
+    theme = HELDOUT_THEMES[spec["theme"]]
+    return [f for f in fields_of(theme, *FILTERABLE) if f != spec.get("group")]
+
+
+def make_heldout_spec(rng: random.Random) -> dict:
+    template = rng.choice(HELDOUT_TEMPLATES)
+    theme_name = rng.choice(sorted(HELDOUT_THEMES))
+    theme = HELDOUT_THEMES[theme_name]
+    spec = {"template": template, "theme": theme_name, **HELDOUT_PARAMS[template](rng, theme)}
+    cond = make_condition(rng, theme, rng.choice(filter_fields(spec)))
+    return {**spec, "filter": cond if rng.random() < 0.5 else None,
+            "input_shape": rng.choice(["array", "jsonl", "wrapped"]),
+            "input_key": rng.choice(["records", "entries", "export", "rows"])}
+
+
+def heldout_value(rng: random.Random, spec: tuple, pool=None):
+    if spec[0] == "words":
+        return f"{rng.choice(spec[1])} {rng.choice(spec[2])}"
+    return gen_value(rng, spec, pool)
+
+
+def make_heldout_records(rng: random.Random, spec: dict, n: int,
+                         tricky: bool = False) -> list[dict]:
+    """``n`` records of the spec's theme; ``tricky``: the ranked field draws from 3 values (ties)
+    and the nullable field is missing or null more often. Ids repeat for ``dedupe_versions``."""
+    theme = HELDOUT_THEMES[spec["theme"]]
+    tied = spec.get("value") or spec.get("date")
+    pool = [heldout_value(rng, theme[tied]) for _ in range(3)] if tricky and tied else None
+    if spec["template"] == "dedupe_versions":
+        distinct = rng.sample(range(1, 1000), max(2, n // (3 if tricky else 2)))
+        ids = [rng.choice(distinct) for _ in range(n)]
+    else:
+        ids = rng.sample(range(1, 10000), n)
+    recs = []
+    for i in ids:
+        r = {"id": i}
+        for f, fs in theme.items():
+            r[f] = heldout_value(rng, fs, pool if f == tied else None)
+        p = rng.random()
+        if p < (0.3 if tricky else 0.12):
+            del r[spec["nullable"]]
+        elif p < (0.6 if tricky else 0.25):
+            r[spec["nullable"]] = None
+        recs.append(r)
+    return recs
+
+
+def heldout_records_at(level: int, rng: random.Random, spec: dict, n: int,
+                       tricky: bool = False) -> list[dict]:
+    recs = make_heldout_records(rng, spec, n, tricky)
+    return with_extra_keys(rng, recs) if level == 3 else recs
+
+
+def heldout_at_level(spec: dict, level: int, extra: random.Random) -> dict:
+    """Level 1: no filter, a plain JSON array in. Level 3: always a filter."""
+    if level == 1:
+        return {**spec, "filter": None, "input_shape": "array"}
+    if level == 3 and spec["filter"] is None:
+        theme = HELDOUT_THEMES[spec["theme"]]
+        return {**spec, "filter": make_condition(extra, theme, extra.choice(filter_fields(spec)))}
+    return spec
+
+
+# semantics (the expected outputs)
+
+def group_count(spec: dict, rows: list[dict]):
+    groups: dict[str, list[int]] = {}
+    for r in rows:
+        key = r.get(spec["group"])
+        if key is None:
+            if spec["missing"] is None:
+                continue
+            key = spec["missing"]
+        groups.setdefault(key, []).append(r["id"])
+    if spec["form"] == "counts":
+        return {k: len(v) for k, v in groups.items()}
+    if spec["form"] == "ids":
+        return {k: sorted(v) for k, v in groups.items()}
+    ranked = sorted(groups.items(), key=lambda kv: (-len(kv[1]), kv[0]))
+    return [{spec["group"]: k, spec["count_key"]: len(v)} for k, v in ranked]
+
+
+def grouped(spec: dict, rows: list[dict]) -> dict[str, list[dict]]:
+    """Records with both the group and the value field set, by group value, sorted by it."""
+    groups: dict[str, list[dict]] = {}
+    for r in rows:
+        if r.get(spec["group"]) is not None and r.get(spec["value"]) is not None:
+            groups.setdefault(r[spec["group"]], []).append(r)
+    return dict(sorted(groups.items()))
+
+
+def group_aggregate(spec: dict, rows: list[dict]):
+    out = []
+    for key, rs in grouped(spec, rows).items():
+        vs = [r[spec["value"]] for r in rs]
+        agg = {"sum": sum, "avg": lambda x: sum(x) / len(x), "max": max, "min": min}[spec["agg"]]
+        out.append({spec["group"]: key, spec["out_key"]: agg(vs), spec["n_key"]: len(vs)})
+    sign = -1 if spec["desc"] else 1
+    return sorted(out, key=lambda o: (sign * o[spec["out_key"]], o[spec["group"]]))
+
+
+def top_per_group(spec: dict, rows: list[dict]):
+    v, sign = spec["value"], -1 if spec["highest"] else 1
+    best = {key: sorted(rs, key=lambda r: (sign * r[v], r["id"]))[:spec["k"]]
+            for key, rs in grouped(spec, rows).items()}
+    if spec["form"] == "ids":
+        return {key: [r["id"] for r in rs] for key, rs in best.items()}
+    return [{spec["group"]: key, "rank": i + 1, "id": r["id"], v: r[v]}
+            for key, rs in best.items() for i, r in enumerate(rs)]
+
+
+def explode_list(spec: dict, rows: list[dict]):
+    out = []
+    for r in rows:
+        for i, x in enumerate(r.get(spec["list"]) or []):
+            o = {"id": r["id"], spec["elem_key"]: x}
+            if spec["position"]:
+                o[spec["position"]] = i + 1
+            o[spec["carry"]] = r.get(spec["carry"])
+            out.append((x, r["id"], i, o))
+    order = (lambda t: (t[0], t[1])) if spec["order"] == "element" else (lambda t: (t[1], t[2]))
+    return [t[3] for t in sorted(out, key=order)]
+
+
+def dedupe_versions(spec: dict, recs: list[dict]):
+    versions: dict[int, list[tuple[int, dict]]] = {}
+    for i, r in enumerate(recs):
+        versions.setdefault(r["id"], []).append((i, r))
+    d = spec["date"]
+
+    def age(p):  # a missing or null date is older than every date; ties by position in INPUT
+        return (p[1].get(d) is not None, p[1].get(d) or "", p[0])
+
+    out = []
+    for rid in sorted(versions):
+        _, r = (max if spec["newest"] else min)(versions[rid], key=age)
+        if spec["filter"] is not None and not cond_ok(spec["filter"], r):
+            continue
+        o = {f: r.get(f) for f in spec["keep"]}
+        if spec["versions_key"]:
+            o[spec["versions_key"]] = len(versions[rid])
+        out.append(o)
+    return out
+
+
+def heldout_result(spec: dict, recs: list[dict]):
+    """What OUTPUT holds for the records ``recs`` (the filter comes first, except for
+    ``dedupe_versions`` where it applies to the version kept)."""
+    if spec["template"] == "dedupe_versions":
+        return dedupe_versions(spec, recs)
+    rows = [r for r in recs if spec["filter"] is None or cond_ok(spec["filter"], r)]
+    return {"group_count": group_count, "group_aggregate": group_aggregate,
+            "top_per_group": top_per_group, "explode_list": explode_list}[spec["template"]](spec, rows)
+
+
+# jq reference
+
+def jq_key(name: str) -> str:
+    return f".[{jq_str(name)}]"
+
+
+def jq_group_count(spec: dict) -> str:
+    g = "." + spec["group"]
+    if spec["missing"] is None:
+        head, key = f"map(select({g} != null)) | group_by({g})", g
+    else:
+        key = f"({g} // {jq_str(spec['missing'])})"
+        head = f"group_by({key})"
+    if spec["form"] == "counts":
+        return f"{head} | map({{key: (.[0] | {key}), value: length}}) | from_entries"
+    if spec["form"] == "ids":
+        return f"{head} | map({{key: (.[0] | {key}), value: (map(.id) | sort)}}) | from_entries"
+    gk, ck = spec["group"], spec["count_key"]
+    return (f"{head} | map({{{jq_str(gk)}: (.[0] | {key}), {jq_str(ck)}: length}}) "
+            f"| sort_by([(0 - {jq_key(ck)}), {jq_key(gk)}])")
+
+
+def jq_group_aggregate(spec: dict) -> str:
+    g, v, out = spec["group"], spec["value"], spec["out_key"]
+    agg = {"sum": "add", "avg": "add / length", "max": "max", "min": "min"}[spec["agg"]]
+    rank = f"(0 - {jq_key(out)})" if spec["desc"] else jq_key(out)
+    return (f"map(select(.{g} != null and .{v} != null)) | group_by(.{g}) "
+            f"| map({{{jq_str(g)}: .[0].{g}, {jq_str(out)}: (map(.{v}) | {agg}), "
+            f"{jq_str(spec['n_key'])}: length}}) | sort_by([{rank}, {jq_key(g)}])")
+
+
+def jq_top_per_group(spec: dict) -> str:
+    g, v, k = spec["group"], spec["value"], spec["k"]
+    order = f"sort_by([(0 - .{v}), .id])" if spec["highest"] else f"sort_by([.{v}, .id])"
+    head = f"map(select(.{g} != null and .{v} != null)) | group_by(.{g})"
+    if spec["form"] == "ids":
+        return f"{head} | map({{key: .[0].{g}, value: ({order} | .[:{k}] | map(.id))}}) | from_entries"
+    return (f"[{head} | .[] | .[0].{g} as $g | {order} | .[:{k}] | to_entries[] "
+            f"| {{{jq_str(g)}: $g, \"rank\": (.key + 1), \"id\": .value.id, {jq_str(v)}: .value.{v}}}]")
+
+
+def jq_explode_list(spec: dict) -> str:
+    pos = spec["position"] or "__position"
+    row = (f"{{\"id\": $r.id, {jq_str(spec['elem_key'])}: .value, {jq_str(pos)}: (.key + 1), "
+           f"{jq_str(spec['carry'])}: $r.{spec['carry']}}}")
+    order = (f"sort_by([{jq_key(spec['elem_key'])}, .id])" if spec["order"] == "element"
+             else f"sort_by([.id, {jq_key(pos)}])")
+    tail = "" if spec["position"] else f" | map(del({jq_key(pos)}))"
+    return f"[.[] | . as $r | (.{spec['list']} // []) | to_entries[] | {row}] | {order}{tail}"
+
+
+def jq_dedupe_versions(spec: dict) -> str:
+    pick = "max_by" if spec["newest"] else "min_by"
+    parts = [(f"to_entries | group_by(.value.id) "
+              f"| map({{kept: ({pick}([.value.{spec['date']}, .key]) | .value), n: length}})")]
+    if spec["filter"] is not None:
+        parts.append(f"map(select(.kept | {jq_cond(spec['filter'])}))")
+    keys = [f"{jq_str(f)}: $r.{f}" for f in spec["keep"]]
+    if spec["versions_key"]:
+        keys.append(f"{jq_str(spec['versions_key'])}: .n")
+    parts.append("map(.kept as $r | {" + ", ".join(keys) + "})")
+    return " | ".join(parts)
+
+
+def jq_heldout(spec: dict) -> str:
+    parts = ["." + spec["input_key"] if spec["input_shape"] == "wrapped" else "."]
+    if spec["filter"] is not None and spec["template"] != "dedupe_versions":
+        parts.append(f"map(select({jq_cond(spec['filter'])}))")
+    parts.append({"group_count": jq_group_count, "group_aggregate": jq_group_aggregate,
+                  "top_per_group": jq_top_per_group, "explode_list": jq_explode_list,
+                  "dedupe_versions": jq_dedupe_versions}[spec["template"]](spec))
+    return " | ".join(parts)
+
+
+# instruction text
+
+def text_group_count(spec: dict) -> str:
+    g, m = spec["group"], spec["missing"]
+    unset = (f"A record whose `{g}` is missing or `null` is left out." if m is None else
+             f"A record whose `{g}` is missing or `null` belongs to the group `{jq_str(m)}`.")
+    what = {
+        "counts": "a JSON object with one key per group, mapped to the number of records in it",
+        "ids": "a JSON object with one key per group, mapped to the list of its records' `id`s "
+               "in increasing order",
+        "ranked": f"a JSON array holding one object `{{\"{g}\": GROUP, \"{spec['count_key']}\": N}}` "
+                  f"per group, N its number of records; largest N first, groups with equal N "
+                  f"in increasing order of GROUP (code point order)",
+    }[spec["form"]]
+    return (f"Put the records into groups by their `{g}` value: values are compared exactly, "
+            f"so values that differ only in letter case are different groups. {unset} "
+            f"OUTPUT is {what}. A group with no record does not appear.")
+
+
+def text_group_aggregate(spec: dict) -> str:
+    g, v, out = spec["group"], spec["value"], spec["out_key"]
+    agg = {"sum": f"the total of `{v}`", "max": f"the largest `{v}`",
+           "min": f"the smallest `{v}`",
+           "avg": f"the mean of `{v}` (not rounded: compared within 1e-6)"}[spec["agg"]]
+    order = "from the largest AGG to the smallest" if spec["desc"] else \
+        "from the smallest AGG to the largest"
+    return (f"Ignore every record whose `{g}` or `{v}` is missing or `null`. Collect the remaining "
+            f"records by their exact `{g}` value (letter case matters) and compute, for each "
+            f"`{g}` value, AGG = {agg} over its records. OUTPUT is a JSON array with one object "
+            f"`{{\"{g}\": VALUE, \"{out}\": AGG, \"{spec['n_key']}\": N}}` per `{g}` value, N being "
+            f"how many records it covers; ordered {order}, equal AGG by VALUE in increasing code "
+            f"point order. A total or extreme of integers is an integer.")
+
+
+def text_top_per_group(spec: dict) -> str:
+    g, v, k = spec["group"], spec["value"], spec["k"]
+    which = "highest" if spec["highest"] else "lowest"
+    what = {
+        "ids": f"a JSON object mapping each `{g}` value to the list of the `id`s of its picks, "
+               f"best first",
+        "rows": f"a JSON array of objects `{{\"{g}\": VALUE, \"rank\": R, \"id\": ID, \"{v}\": X}}`, "
+                f"one per pick (R is 1 for a value's best pick, then 2, ...), ordered by VALUE in "
+                f"increasing code point order, then by R",
+    }[spec["form"]]
+    return (f"Records whose `{g}` or `{v}` is missing or `null` take no part. For every distinct "
+            f"`{g}` value (exact match, letter case matters) pick the {k} record"
+            f"{'s' if k > 1 else ''} with the {which} `{v}` (all of them when there are fewer); "
+            f"between records with equal `{v}` the smaller `id` is the better pick. OUTPUT is "
+            f"{what}.")
+
+
+def text_explode_list(spec: dict) -> str:
+    lst, e, c, pos = spec["list"], spec["elem_key"], spec["carry"], spec["position"]
+    row = f"\"id\": ID, \"{e}\": ELEMENT" + (f", \"{pos}\": P" if pos else "") + f", \"{c}\": C"
+    where = ", P the element's position in the list counting from 1," if pos else ","
+    order = ("by ELEMENT in increasing code point order, then by ID" if spec["order"] == "element"
+             else "by ID, then by the element's position in the list")
+    return (f"Unnest the list field `{lst}`: every element of a record's `{lst}` becomes one row "
+            f"`{{{row}}}`, where ID is the record's `id`{where} and C the record's `{c}` (`null` "
+            f"when it is missing). A record whose `{lst}` is missing, `null` or empty gives no "
+            f"row. OUTPUT is a JSON array of all rows, ordered {order}.")
+
+
+def text_dedupe_versions(spec: dict) -> str:
+    d = spec["date"]
+    which, tie = ("latest", "later") if spec["newest"] else ("earliest", "earlier")
+    keys = ", ".join(f"`{f}`" for f in spec["keep"])
+    count = (f", plus `{spec['versions_key']}`: how many records of INPUT have that `id`"
+             if spec["versions_key"] else "")
+    cond = (f" Then drop every `id` whose kept version does not satisfy: "
+            f"{describe_cond(spec['filter'])} (false when that field is missing or `null`)."
+            if spec["filter"] is not None else "")
+    return (f"INPUT is a log of revisions: the same `id` may occur in several records, each one a "
+            f"version of that record. For every `id` keep exactly one version, the one with the "
+            f"{which} `{d}`. A version whose `{d}` is missing or `null` is older than any dated "
+            f"one; between versions with the same `{d}` (or both without one) the one found "
+            f"{tie} in INPUT wins.{cond} OUTPUT is a JSON array with one object per remaining "
+            f"`id`, in increasing `id` order, with exactly the keys {keys} taken from the kept "
+            f"version (`null` when it lacks the field){count}.")
+
+
+HELDOUT_TEXT = {"group_count": text_group_count, "group_aggregate": text_group_aggregate,
+                "top_per_group": text_top_per_group, "explode_list": text_explode_list,
+                "dedupe_versions": text_dedupe_versions}
+
+HELDOUT_SKELETON = '''\
+#!/usr/bin/env python3
+"""Usage: ./PROGRAM INPUT OUTPUT"""
+
+import json
+import sys
+from pathlib import Path
+
+
+def compute(records):
+    """The value to save in OUTPUT, given the list of records (dicts) read from INPUT.
+
+    Use record.get(key): it is None for a key that is absent as well as for a null one.
+    """
+    raise NotImplementedError("TODO: compute the result from the records")
+
+
+def main():
+    records = json.loads(Path(sys.argv[1]).read_text(encoding="utf-8"))
+    out = Path(sys.argv[2])
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(compute(records), ensure_ascii=False) + "\\n", encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main()
+'''
+
+
+def heldout_data(level: int, rng: random.Random, draw_spec) -> tuple[dict, list[dict], object]:
+    """A spec from ``draw_spec()``, workspace records for it and their result, all drawn again
+    until the result has 2 entries or more (a filter may pass no record at all)."""
+    while True:
+        spec = draw_spec()
+        recs = heldout_records_at(level, rng, spec, rng.randint(*RECORDS[level]))
+        expected = heldout_result(spec, recs)
+        if len(expected) >= 2:
+            return spec, recs, expected
+
+
+def heldout_cases(level: int, draw: random.Random, extra: random.Random, spec: dict) -> list[dict]:
+    """The hidden inputs the agent's program is re-run on, with their expected results."""
+    def case(case_id: str, mark: str, recs: list[dict]) -> dict:
+        return {"id": case_id, "mark": mark, "text": serialize(spec, recs),
+                "expected": heldout_result(spec, recs)}
+
+    cases = [case(f"random{i}", "core", heldout_records_at(level, draw, spec, draw.randint(*FRESH[level])))
+             for i in range(2)]
+    if level > 1:
+        cases.append(case("nulls_missing_and_ties", "boundary",
+                          heldout_records_at(level, draw, spec, draw.randint(12, 25), tricky=True)))
+    if level == 3:
+        unset = heldout_records_at(3, extra, spec, extra.randint(15, 25))
+        for r in unset:
+            if extra.random() < 0.5:
+                r.pop(spec["nullable"], None)
+            else:
+                r[spec["nullable"]] = None
+        rejected = [r for r in make_heldout_records(extra, spec, 30)
+                    if not cond_ok(spec["filter"], r)]
+        cases += [case("many_ties_and_nulls", "boundary",
+                       heldout_records_at(3, extra, spec, extra.randint(40, 60), tricky=True)),
+                  case("nullable_never_set", "boundary", unset),
+                  case("nothing_passes_the_filter", "boundary", with_extra_keys(extra, rejected)),
+                  case("one_record", "boundary", heldout_records_at(3, extra, spec, 1))]
+    cases.append(case("no_records", "boundary", []))
+    return cases
+
+
+def heldout_look_alikes(extra: random.Random, spec: dict, in_path: str) -> dict[str, list[dict]]:
+    """Level 3: data files next to the input that look like it and must stay untouched."""
+    in_dir, _, name = in_path.partition("/")
+    stem, dot, ext = name.partition(".")
+    other_dir = extra.choice([d for d in ("data", "input", "export", "backup") if d != in_dir])
+    return {path: heldout_records_at(3, extra, spec, extra.randint(20, 40))
+            for path in (f"{in_dir}/{stem}_old{dot}{ext}", f"{other_dir}/{name}")}
+
+
+def wrap(text: str) -> str:
+    """``text`` as lines of at most 92 characters, words (and code spans' words) kept whole."""
+    return textwrap.fill(text, 92, break_long_words=False, break_on_hyphens=False)
+
+
+def build_heldout(name: str, rng: random.Random, seed: int, level: int) -> dict:
+    """A heldout seed's task: one of ``HELDOUT_TEMPLATES`` on a ``HELDOUT_THEMES`` schema.
+    Level 2's draws come from ``rng`` at every level, the other levels' from their own
+    generator, as for the train template."""
+    extra = random.Random(f"{name}@{level}:{seed}")
+    spec, recs, expected = heldout_data(2, rng, lambda: make_heldout_spec(rng))
+    if level != 2:
+        base = spec
+        spec, recs, expected = heldout_data(level, extra, lambda: heldout_at_level(base, level, extra))
+    program = rng.choice(HELDOUT_PROGRAMS)
+    if level == 1:
+        program = HELDOUT_PYTHON_NAMES.get(program, program)
+    in_ext = ".jsonl" if spec["input_shape"] == "jsonl" else ".json"
+    in_path = f"{rng.choice(['data', 'input', 'export'])}/{spec['theme']}{in_ext}"
+    out_path = f"{rng.choice(['out', 'reports', 'dist'])}/{rng.choice(['summary', 'result', 'table'])}.json"
+    cases = heldout_cases(level, rng if level == 2 else extra, extra, spec)
+
+    theme = HELDOUT_THEMES[spec["theme"]]
+    example = next((r for r in recs if all(r.get(f) is not None for f in theme)), recs[0])
+    shape = {"array": "a JSON array of objects",
+             "jsonl": "JSON Lines (one object per line)",
+             "wrapped": f"one JSON object whose key `{spec['input_key']}` holds the array of "
+                        f"records (its other keys are metadata)"}[spec["input_shape"]]
+    ids = ("an integer `id` (repeated across versions of a record)"
+           if spec["template"] == "dedupe_versions" else "a unique integer `id`")
+    extra_keys = ("\nSome records also carry keys that are not part of this schema; ignore them.\n"
+                  if level == 3 else "")
+    steps = []
+    if spec["filter"] is not None and spec["template"] != "dedupe_versions":
+        steps.append(f"First discard every record except those where "
+                     f"{describe_cond(spec['filter'])}; a test on a field that is missing or "
+                     f"`null` fails.")
+    steps.append(HELDOUT_TEXT[spec["template"]](spec))
+    work = "\n\n".join(wrap(step) for step in steps)
+    if level == 1:
+        program_text = f"""\
+There is a Python program `{program}` here, used as `./{program} INPUT OUTPUT`. It already loads
+INPUT (a file like `{in_path}`) and saves, as JSON in OUTPUT, the value its function
+`compute(records)` returns; that function is still missing. Write it (or rewrite the whole
+program) so that OUTPUT holds the result described below."""
+    else:
+        program_text = f"""\
+Create an executable program `{program}` here (any language, starting with a shebang line).
+Used as `./{program} INPUT OUTPUT`, it reads INPUT (a file like `{in_path}`), computes the
+result described below and saves it as JSON in OUTPUT, creating OUTPUT's directory when it
+does not exist."""
+    leave_alone = ("\nOther data files in the workspace are not the input of this task; do not "
+                   "modify, move or delete them.\n" if level == 3 else "")
+    header = wrap(f"The {spec['theme']} export `{in_path}` is {shape}. Each record has {ids} "
+                  f"and the fields {', '.join(f'`{f}`' for f in theme)}. `{spec['nullable']}` "
+                  f"is absent or `null` in some records; every other field is always there. "
+                  f"For example:")
+    instruction = f"""\
+{header}
+
+{md_code(json.dumps(example, ensure_ascii=False))}
+{extra_keys}
+{program_text}
+
+{work}
+
+Keep JSON number types (an integer stays an integer). INPUT with no records still gives a result
+of the same type (an empty array or object). Finally run `./{program} {in_path} {out_path}`.
+{leave_alone}"""
+    jq = jq_heldout(spec)
+    slurp = "-s " if spec["input_shape"] == "jsonl" else ""
+    script = ("#!/bin/bash\nset -euo pipefail\n"
+              "mkdir -p \"$(dirname \"$2\")\"\n"
+              f"jq {slurp}'{jq.replace(chr(39), chr(39) + chr(92) + chr(39) + chr(39))}' "
+              "\"$1\" > \"$2\"\n")
+    solution = ("#!/bin/bash\nset -e\n" + heredoc(program, script, executable=True)
+                + f"./'{program}' '{in_path}' '{out_path}'\n")
+    config = {"program": program, "output": out_path, "expected": expected, "cases": cases,
+              "input_ext": in_ext}
+    workspace = {in_path: serialize(spec, recs)}
+    body = TEST_BODY
+    if level == 1:
+        workspace[program] = HELDOUT_SKELETON.replace("PROGRAM", program)
+    if level == 3:
+        others = heldout_look_alikes(extra, spec, in_path)
+        kept = {path: serialize(spec, r) for path, r in others.items()}
+        config["left_alone"] = left_alone(kept)
+        workspace.update(kept)
+        stale = heldout_result(spec, next(iter(others.values())))
+        if stale == expected:
+            stale = heldout_result(spec, [])
+        workspace[out_path] = json.dumps(stale, ensure_ascii=False, indent=2) + "\n"
+        body += LEFT_ALONE_TEST
+    return {
+        "instruction": instruction,
+        "workspace": files(workspace, executable=(program,)),
+        "tests": files({"test_json_transform.py": hidden_test_source(config, body)}),
+        "solution": solution,
+        "tags": ["json", "jq", spec["theme"], spec["template"]],
+        "template": spec["template"],
+    }
+
+
+
 class JsonTransform(Family):
     name = "json-transform"
     category = "data"
@@ -539,16 +1157,22 @@ class JsonTransform(Family):
     levels: ClassVar[dict[int, str]] = {
         1: ("one filter condition, no derived field or limit, a JSON array in and a list out, "
             "10-16 records, a Python skeleton that already reads INPUT and writes OUTPUT, and no "
-            "hidden case with nulls, missing values and ties"),
+            "hidden case with nulls, missing values and ties (held-out templates: no filter)"),
         2: ("the family as it always was: one or two conditions, an optional derived field and "
             "limit, three input and output shapes, 18-35 records, hidden cases random, "
-            "null/missing with ties, and empty"),
+            "null/missing with ties, and empty (held-out templates: an optional filter)"),
         3: ("always two conditions and a derived field, 60-100 records with extra keys to leave "
             "out, three more hidden edge cases, and look-alike data files and a stale output in "
-            "the workspace; the tests check the look-alikes are untouched"),
+            "the workspace; the tests check the look-alikes are untouched (held-out templates: "
+            "always a filter, and a single-record case)"),
     }
 
+    train_templates = ("filter_project",)
+    heldout_templates = HELDOUT_TEMPLATES
+
     def build(self, rng: random.Random, seed: int, level: int) -> dict:
+        if split_of(seed) == "heldout":
+            return build_heldout(self.name, rng, seed, level)
         extra = random.Random(f"{self.name}@{level}:{seed}")
         while True:  # level 2's draws, made at every level: the same seed keeps its names
             spec = make_spec(rng)
@@ -676,6 +1300,7 @@ result of the same shape. Then run it on `{in_path}` with the output path `{out_
             "tests": files({"test_json_transform.py": hidden_test_source(config, body)}),
             "solution": solution,
             "tags": ["json", "jq", spec["theme"], spec["output_shape"]],
+            "template": "filter_project",
         }
 
 
