@@ -2,7 +2,7 @@
 # Installs termrl on a fresh Debian/Ubuntu machine: the sandbox's system tools
 # (bubblewrap and the compilers, interpreters and utilities tasks use), then a
 # virtual environment in .venv with PyTorch (the CPU build where there is no
-# GPU) and termrl itself.
+# GPU), CTranslate2 (ct2: policies) and termrl itself.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 say() { echo "setup: $*"; }  # one line per step: the whole setup takes a few minutes
@@ -39,6 +39,6 @@ else
   say "installing CPU PyTorch (torch 2.13.0)"
   .venv/bin/pip install -q --disable-pip-version-check torch==2.13.0  # the CPU build
 fi
-say "installing termrl and its dependencies (pip install -e '.[dev,train,ray]')"
-.venv/bin/pip install -q --disable-pip-version-check -e '.[dev,train,ray]'
+say "installing termrl and its dependencies (pip install -e '.[dev,train,ray,fast]'; fast is CTranslate2, a 43 MB wheel)"
+.venv/bin/pip install -q --disable-pip-version-check -e '.[dev,train,ray,fast]'
 echo "setup: done. termrl is at .venv/bin/termrl"

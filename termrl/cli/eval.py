@@ -66,7 +66,8 @@ def _fail(message: str) -> None:
 
 
 def eval_cmd(
-    policy: str = typer.Option(..., "--policy", help="oracle, nop, script:FILE, hf:PATH or openai:BASE_URL."),
+    policy: str = typer.Option(..., "--policy", help="oracle, nop, script:FILE, hf:PATH, ct2:PATH "
+                                                      "(CTranslate2, int8) or openai:BASE_URL."),
     suite: str = typer.Option(..., "--suite", help="builtin, humaneval, mbpp, FAMILY:SEEDS or a directory; "
                                                    "a slice after a colon (humaneval:0-39, mbpp:test)."),
     spec: str = typer.Option("staged", "--spec", help="Reward spec: preset name or TOML file."),
@@ -85,7 +86,7 @@ def eval_cmd(
     max_new_tokens: Optional[int] = typer.Option(None, "--max-new-tokens", help="Tokens per reply (model policies)."),
     dtype: Optional[str] = typer.Option(None, "--dtype", help="hf: weights dtype: auto, float32 or bfloat16."),
     stop_at_action: bool = typer.Option(False, "--stop-at-action",
-                                        help="hf: end each reply at its first whole action (the rest is never "
+                                        help="hf:, ct2: end each reply at its first whole action (the rest is never "
                                              "run); saves the tokens small models spend explaining."),
     backend: str = typer.Option("bwrap", "--backend", help="Sandbox backend: bwrap, docker or local."),
     action_format: str = typer.Option("tool_call", "--action-format",

@@ -45,7 +45,7 @@ EPISODE_KEYS = ("max_steps", "time_limit", "temperature", "max_new_tokens", "dty
 """The settings that decide how an episode is played and scored: they must match too, where the
 stored run recorded them (runs stored before they were recorded carry none, and are not checked)."""
 
-LOCAL_MODELS = ("hf",)
+LOCAL_MODELS = ("hf", "ct2")
 """Policies that load a model into the process: one per episode on a cluster, so not with ``ray``."""
 
 
@@ -58,7 +58,7 @@ class EvalConfig:
     """What an evaluation plays and how: ``_run.json`` records it; a resumed run must match it."""
 
     policy: str
-    """oracle, nop, script:FILE, hf:PATH or openai:BASE_URL (``termrl.policies.make_policy``)."""
+    """oracle, nop, script:FILE, hf:PATH, ct2:PATH or openai:BASE_URL (``termrl.policies.make_policy``)."""
     suite: str
     """builtin, humaneval, mbpp, FAMILY:SEEDS or a directory; a slice after a colon (humaneval:0-39)."""
     spec: str = "staged"
@@ -82,7 +82,7 @@ class EvalConfig:
     dtype: str | None = None
     """hf: weights dtype: auto, float32 or bfloat16."""
     stop_at_action: bool = False
-    """hf: end each reply at its first whole action."""
+    """hf:, ct2: end each reply at its first whole action."""
     backend: str = "bwrap"
     """Sandbox backend: bwrap, docker or local."""
     action_format: str = "tool_call"

@@ -208,12 +208,9 @@ class HFPolicy:
         dtype = dtype if dtype == "auto" else getattr(torch, dtype)
         self.model = AutoModelForCausalLM.from_pretrained(path, dtype=dtype).to(self.device).eval()
         tok = self.tokenizer
-        ids = [tok.eos_token_id, *(tok.convert_tokens_to_ids(t) for t in STRIP if t in tok.get_vocab())]
-        saved = self.model.generation_config.eos_token_id
-        ids += saved if isinstance(saved, list) else [saved]
-        self.eos_ids = sorted({i for i in ids if i is not None})
+        self.eos_ids = end_ids(tok, self.model.generation_config.eos_token_id)
         self.model.generation_config = GenerationConfig(eos_token_id=self.eos_ids, pad_token_id=tok.pad_token_id)
-        self.strip = [s for s in {*STRIP, tok.eos_token, tok.pad_token} if s]
+        self.strip = stripped(tok)
         limit = getattr(self.model.config, "max_position_embeddings", None) or 1 << 30
         self.max_prompt = self.config.max_prompt_tokens or limit - self.config.max_new_tokens
         self._batches = 0
@@ -226,22 +223,8 @@ class HFPolicy:
         """Token ids of the chat-templated prompt (``tools``, if any, go to the template: native
         tool calling). Over ``max_prompt_tokens``, messages after the first are dropped oldest
         first (and a leading assistant reply with them), keeping at least the last; still too
-        long raises ValueError."""
-        messages = list(messages)
-        extra = {"tools": list(tools)} if tools else {}
-        while True:
-            text = self.tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True,
-                                                      **extra)
-            ids = self.tokenizer(text, add_special_tokens=False).input_ids
-            if len(ids) <= self.max_prompt:
-                return ids
-            if len(messages) <= 2:
-                raise ValueError(f"prompt of {len(ids)} tokens exceeds the limit of {self.max_prompt} "
-                                 f"(max positions minus max_new_tokens) even with only the first and last "
-                                 f"messages; raise max_prompt_tokens or shorten the observation")
-            del messages[1]
-            while len(messages) > 2 and messages[1].get("role") == "assistant":
-                del messages[1]
+        long raises ValueError (``chat_prompt``)."""
+        return chat_prompt(self.tokenizer, messages, tools, self.max_prompt)
 
     def _batch(self, turns: Sequence[Turn]) -> list[Reply]:
         start = time.perf_counter()
@@ -298,12 +281,54 @@ class HFPolicy:
                     logits_processor=tf.LogitsProcessorList(chain), **neutral)
 
     def _reply(self, row: list[int], logprobs: list[float], prompt_tokens: int, gen_s: float) -> Reply:
-        end = next((i + 1 for i, t in enumerate(row) if t in self.eos_ids), len(row))
-        tokens = row[:end]
-        text = self.tokenizer.decode(tokens, skip_special_tokens=False, clean_up_tokenization_spaces=False)
-        for s in self.strip:
-            text = text.replace(s, "")
-        return Reply(text=text, tokens=tokens, logprobs=logprobs[:end], prompt_tokens=prompt_tokens, gen_s=gen_s)
+        return make_reply(self.tokenizer, self.eos_ids, self.strip, row, logprobs, prompt_tokens, gen_s)
+
+
+def end_ids(tokenizer, saved) -> list[int]:
+    """The token ids that end a reply: the tokenizer's eos, ``STRIP``'s tokens it has, and ``saved``
+    (the model's ``generation_config`` eos id or ids)."""
+    vocab = tokenizer.get_vocab()
+    ids = [tokenizer.eos_token_id, *(tokenizer.convert_tokens_to_ids(t) for t in STRIP if t in vocab)]
+    ids += saved if isinstance(saved, list) else [saved]
+    return sorted({i for i in ids if i is not None})
+
+
+def stripped(tokenizer) -> list[str]:
+    """Token texts removed from a decoded reply: ``STRIP``, eos and pad."""
+    return [s for s in {*STRIP, tokenizer.eos_token, tokenizer.pad_token} if s]
+
+
+def chat_prompt(tokenizer, messages: list[dict], tools: Sequence[dict], limit: int) -> list[int]:
+    """Token ids of the chat-templated prompt (``tools``, if any, go to the template: native
+    tool calling). Over ``limit`` tokens, messages after the first are dropped oldest first
+    (and a leading assistant reply with them), keeping at least the last; still too long
+    raises ValueError."""
+    messages = list(messages)
+    extra = {"tools": list(tools)} if tools else {}
+    while True:
+        text = tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True, **extra)
+        ids = tokenizer(text, add_special_tokens=False).input_ids
+        if len(ids) <= limit:
+            return ids
+        if len(messages) <= 2:
+            raise ValueError(f"prompt of {len(ids)} tokens exceeds the limit of {limit} "
+                             f"(max positions minus max_new_tokens) even with only the first and last "
+                             f"messages; raise max_prompt_tokens or shorten the observation")
+        del messages[1]
+        while len(messages) > 2 and messages[1].get("role") == "assistant":
+            del messages[1]
+
+
+def make_reply(tokenizer, eos_ids: list[int], strip: list[str], row: list[int], logprobs: list[float],
+               prompt_tokens: int, gen_s: float) -> Reply:
+    """A reply from generated ids ``row``: cut after the first of ``eos_ids``, decoded with special
+    tokens kept except ``strip``."""
+    end = next((i + 1 for i, t in enumerate(row) if t in eos_ids), len(row))
+    tokens = row[:end]
+    text = tokenizer.decode(tokens, skip_special_tokens=False, clean_up_tokenization_spaces=False)
+    for s in strip:
+        text = text.replace(s, "")
+    return Reply(text=text, tokens=tokens, logprobs=logprobs[:end], prompt_tokens=prompt_tokens, gen_s=gen_s)
 
 
 def _device(spec: str):

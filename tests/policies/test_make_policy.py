@@ -26,7 +26,7 @@ def test_openai_spec_needs_a_model():
 
 
 @pytest.mark.parametrize("spec, message", [
-    ("gpt", "unknown policy 'gpt'; use oracle, nop, script:FILE, hf:PATH or openai:BASE_URL"),
+    ("gpt", "unknown policy 'gpt'; use oracle, nop, reference\\[:FORMAT\\], script:FILE, hf:PATH, ct2:PATH or openai:BASE_URL"),
     ("script:", "unknown policy 'script:'"),
     ("hf:", "needs a model directory"),
     ("openai:", "needs a base URL"),
@@ -69,3 +69,12 @@ def test_importing_the_package_stays_light():
     code = "import sys, termrl.policies; print(sorted(m for m in ('torch', 'transformers', 'openai') if m in sys.modules))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+def test_the_reference_demonstrator_is_a_policy_spec():
+    from termrl.policies.scripted import ReferencePolicy
+
+    assert isinstance(make_policy("reference"), ReferencePolicy)
+    assert make_policy("reference:bash").format == "bash"
+    with pytest.raises(ValueError, match="unknown action format 'yaml'"):
+        make_policy("reference:yaml")
