@@ -56,17 +56,17 @@ EXTENSIONS = {
 }
 """Fence tag -> the file names it may hold (suffixes; "" is a name without one)."""
 _DEFINES = {
-    ".py": re.compile(r"^(?:async\s+def|def|class)\s+(\w+)", re.M),
-    ".c": re.compile(r"^[A-Za-z_][\w \t*]*\b(\w+)\s*\([^;]*\)\s*\{", re.M),
+    ".py": re.compile(r"^(?:async\s+def|def|class)\s+(\w+)", re.MULTILINE),
+    ".c": re.compile(r"^[A-Za-z_][\w \t*]*\b(\w+)\s*\([^;]*\)\s*\{", re.MULTILINE),
 }
 _DEFINES.update({ext: _DEFINES[".c"] for ext in (".cpp", ".cc", ".cxx", ".js", ".ts", ".go", ".rs", ".java")})
 
-_TOOL_CALL = re.compile(r"<tool_call>(.*?)(</tool_call>|$)", re.S)
-_FENCE = re.compile(r"^[ \t]*```([\w+-]*)([^\n]*)\n(.*?)^[ \t]*```[ \t]*$", re.S | re.M)
+_TOOL_CALL = re.compile(r"<tool_call>(.*?)(</tool_call>|$)", re.DOTALL)
+_FENCE = re.compile(r"^[ \t]*```([\w+-]*)([^\n]*)\n(.*?)^[ \t]*```[ \t]*$", re.DOTALL | re.MULTILINE)
 _NAME = r"[\w.\-/]*[\w-]"
 _PROSE_FILE = re.compile(rf"`({_NAME})`|(?<![\w/.-])({_NAME}\.[A-Za-z]\w*)(?![\w/-])")
 _COMMENT_FILE = re.compile(rf"^\s*(?:#|//|--|/\*)\s*(?:file(?:name)?\s*:\s*)?({_NAME}\.\w+)\s*(?:\*/)?\s*$",
-                           re.I)
+                           re.IGNORECASE)
 _INFO_FILE = re.compile(rf"^[\s:]*(?:(?:title|file(?:name)?)\s*=\s*)?[\"']?({_NAME})[\"']?\s*$")
 
 
@@ -293,13 +293,63 @@ def holds_action(text: str, workspace: Iterable[str] | Mapping[str, object] = ()
 
 def render_tool_call(action: Action) -> str:
     """``action`` as the tool-call text ``parse`` reads (scripted policies speak it)."""
+    return f"<tool_call>{json.dumps(_call(action))}</tool_call>"
+
+
+def _call(action: Action) -> dict:
     if action.kind is ActionKind.COMMAND:
-        call = {"name": "bash", "arguments": {"command": action.command}}
-    elif action.kind is ActionKind.WRITE:
-        call = {"name": "write_file", "arguments": {"path": action.path, "content": action.content}}
-    else:
-        call = {"name": "submit", "arguments": {}}
-    return f"<tool_call>{json.dumps(call)}</tool_call>"
+        return {"name": "bash", "arguments": {"command": action.command}}
+    if action.kind is ActionKind.WRITE:
+        return {"name": "write_file", "arguments": {"path": action.path, "content": action.content}}
+    return {"name": "submit", "arguments": {}}
+
+
+CLOSING_REPLY = "Done."
+"""How a demonstration finishes in the formats whose prompt says to finish by replying without an
+action (bash, native): a reply ``parse`` reads as a submission."""
+
+
+def _heredoc(path: str, content: str) -> str:
+    """A shell command that writes ``content`` to ``path`` exactly (a quoted heredoc whose end marker
+    the content does not hold; content without a final newline goes through ``printf``)."""
+    marker = "EOF"
+    while any(line == marker for line in content.splitlines()):
+        marker += "_"
+    quoted = "'" + path.replace("'", "'\\''") + "'"
+    if content.endswith("\n"):
+        return f"cat > {quoted} <<'{marker}'\n{content}{marker}"
+    return f"printf '%s' \"$(cat <<'{marker}'\n{content}\n{marker}\n)\" > {quoted}"
+
+
+def render_action(action: Action, fmt: str = "tool_call") -> str:
+    """``action`` as a reply in action format ``fmt``, text ``parse`` reads back as that action:
+
+    - tool_call, example: ``render_tool_call``;
+    - json: the same call as a JSON object in a ```json block;
+    - bash: a command in a ```bash block, a write as a heredoc, a submit as ``CLOSING_REPLY``;
+    - native: the tool call as Qwen2.5's (Hermes) chat template renders an assistant message's
+      ``tool_calls`` (``<tool_call>\\n{"name": ..., "arguments": ...}\\n</tool_call>``, the JSON
+      as the template's ``tojson`` writes it), the text a model prompted with ``tools=`` produces
+      and TRL's tool loop parses; a submit is ``CLOSING_REPLY``, as the format's prompt says.
+
+    >>> print(render_action(Action(ActionKind.COMMAND, command="ls"), "bash"))
+    ```bash
+    ls
+    ```
+    >>> render_action(Action(ActionKind.SUBMIT), "native")
+    'Done.'
+    """
+    action_format(fmt)  # an unknown name fails here, naming the choices
+    if fmt in ("tool_call", "example"):
+        return render_tool_call(action)
+    if fmt == "json":
+        return f"```json\n{json.dumps(_call(action))}\n```"
+    if action.kind is ActionKind.SUBMIT:
+        return CLOSING_REPLY
+    if fmt == "native":
+        return f"<tool_call>\n{json.dumps(_call(action), ensure_ascii=False)}\n</tool_call>"
+    command = action.command if action.kind is ActionKind.COMMAND else _heredoc(action.path, action.content)
+    return f"```bash\n{command}\n```"
 
 
 TOOLS_PROMPT = """\

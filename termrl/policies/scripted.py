@@ -5,6 +5,10 @@
   played through the environment like any model. A task that allows one reply (codegen)
   gets the script in that reply's command instead.
 - ``nop``: submits at once.
+- ``reference`` (``reference:FORMAT``): demonstrates the task's reference solution in an action
+  format (default tool_call): reply 1 runs its commands as one command, reply 2 submits, both
+  written as that format asks (``ReferencePolicy``). The SFT warm start's demonstrations
+  (``sft.source = "episodes"``).
 - ``script:FILE``: replays the replies listed in a JSON file, per task::
 
       {"task-id": ["<tool_call>...</tool_call>", {"command": "ls"}, ...], "*": [...]}
@@ -19,11 +23,12 @@ from __future__ import annotations
 
 import base64
 import json
+import re
 from collections.abc import Sequence
 from pathlib import Path
 
-from termrl.actions import render_tool_call
-from termrl.protocols import Action, ActionKind, Reply, Turn
+from termrl.actions import ACTION_FORMATS, DEFAULT_FORMAT, action_format, render_action, render_tool_call
+from termrl.protocols import Action, ActionKind, Reply, Task, Turn
 
 ORACLE_PATH = "/tmp/.termrl-oracle/solve.sh"
 SUBMIT = render_tool_call(Action(ActionKind.SUBMIT))
@@ -57,6 +62,50 @@ class NopPolicy:
 
     def generate(self, turns: Sequence[Turn]) -> list[Reply]:
         return [Reply(SUBMIT) for _ in turns]
+
+
+_HEADER = re.compile(r"(?:#!.*|set(?:\s+(?:[-+][a-zA-Z]+|pipefail))+|\s*)$")
+"""A line of a script's header that is not a command to demonstrate: the shebang, ``set -e`` and the
+like (in the episode's shell they would outlive the script), a blank line."""
+
+
+def reference_command(task: Task) -> str:
+    """The task's reference solution as one command: its script verbatim (heredocs that write files
+    included, their shebangs and blank lines kept) less its header -- the shebang and the ``set``
+    options before the first command, which in the episode's persistent shell would apply to every
+    later command. ValueError naming a task without one."""
+    lines = (task.solution or "").splitlines()
+    while lines and _HEADER.match(lines[0].strip()):
+        lines.pop(0)
+    command = "\n".join(lines).rstrip()
+    if not command:
+        raise ValueError(f"task {task.id} has no reference solution to imitate")
+    return command
+
+
+class ReferencePolicy:
+    """A demonstration of the task's reference solution in the action format ``fmt`` (tool_call,
+    native, json, bash or example; ``termrl.actions.render_action``): reply 1 runs
+    ``reference_command`` (the solution ``termrl.policies.tiny.reference_reply`` turns into one bash
+    tool call, here verbatim: that one also drops the blank lines and shebangs inside heredocs),
+    reply 2 submits: the submit tool call, or for bash and native, whose prompts say to finish by
+    replying without an action, ``termrl.actions.CLOSING_REPLY``. A task allowing one reply
+    (codegen) ends at its step limit after the first. A task without a reference solution is a
+    ValueError (the episode records it as a harness failure)."""
+
+    def __init__(self, fmt: str = DEFAULT_FORMAT):
+        action_format(fmt)  # an unknown name fails here, naming the choices
+        self.format = fmt
+        self.name = "reference" if fmt == DEFAULT_FORMAT else f"reference:{fmt}"
+
+    def generate(self, turns: Sequence[Turn]) -> list[Reply]:
+        return [Reply(self.reply(t.task, t.step)) for t in turns]
+
+    def reply(self, task: Task, step: int) -> str:
+        """Reply ``step`` (0-based) of a demonstration of ``task``."""
+        if step == 0:
+            return render_action(Action(ActionKind.COMMAND, command=reference_command(task)), self.format)
+        return render_action(Action(ActionKind.SUBMIT), self.format)
 
 
 def _entry_text(entry: object, where: str) -> str:
@@ -109,4 +158,10 @@ def make_scripted(spec: str):
         return NopPolicy()
     if spec.startswith("script:"):
         return ScriptPolicy(spec[len("script:"):])
-    raise ValueError(f"unknown scripted policy {spec!r}; use oracle, nop or script:FILE")
+    if spec == "reference" or spec.startswith("reference:"):
+        fmt = spec.partition(":")[2] or DEFAULT_FORMAT
+        if fmt not in ACTION_FORMATS:
+            raise ValueError(f"{spec!r}: unknown action format {fmt!r}; use reference or reference:FORMAT with "
+                             f"FORMAT one of {', '.join(ACTION_FORMATS)}")
+        return ReferencePolicy(fmt)
+    raise ValueError(f"unknown scripted policy {spec!r}; use oracle, nop, reference[:FORMAT] or script:FILE")

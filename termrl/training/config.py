@@ -37,8 +37,10 @@ from typing import Any
 from termrl.actions import ACTION_FORMATS
 from termrl.policies import is_local_path
 from termrl.tasks.families import FAMILIES
+from termrl.training.mix import check_weights
 
 ALGORITHMS = ("grpo", "rft", "dpo")
+EVAL_BACKENDS = ("transformers", "ctranslate2")
 
 
 class ConfigError(ValueError):
@@ -81,6 +83,12 @@ class TasksConfig:
     transfer: str = ""
     """A second held-out SUITE that training never touches (other families, builtin tasks), evaluated
     before and after like ``heldout``: does a gain transfer? Empty: none."""
+    weights: dict[str, float] = field(default_factory=dict)
+    """Relative weights of ``train``'s parts (joined by ``+``), each named as written there; a part
+    not named weighs 1. Given: training draws from the parts in these proportions, each part's tasks
+    in a fixed shuffled order, all of them before any repeats (``termrl.training.mix``); GRPO takes
+    as many tasks as its steps use, RFT ``rft.tasks_per_round`` fresh ones a round. Empty: every
+    task of ``train`` is one pool, as one suite."""
 
 
 @dataclass
@@ -171,8 +179,8 @@ class SFTSection:
     steps: int = 0
     """SFT warm-start steps before the algorithm (and before the "before" evaluation); 0: none."""
     tasks: str = ""
-    """SUITE whose reference solutions, each as one bash tool call answering the task's opening
-    messages, are imitated (repeated over the steps); use seeds training never sees."""
+    """SUITE whose reference solutions are imitated (repeated over the steps), as ``source`` says;
+    use seeds training never sees."""
     batch_size: int = 8
     """Conversations per step."""
     learning_rate: float = 1e-5
@@ -183,6 +191,19 @@ class SFTSection:
     """AdamW's beta2."""
     max_length: int = 1024
     """Tokens of one conversation."""
+    source: str = "reference"
+    """What SFT imitates (``SFT_SOURCES``). "reference": each task's reference solution as one bash
+    tool call answering its opening messages (one reply, no observation, no submit; the tiny
+    quickstart's warm start). "episodes": each task played through the environment in the run's
+    action format (``env.action_format``; GRPO: native) by ``ReferencePolicy`` -- its reference
+    solution's commands, then a submit -- stored in OUTPUT_DIR/sft/episodes; only the verified
+    episodes (passed, no high-severity hack finding, no unparseable reply) are imitated, as
+    multi-turn chats with the loss on the replies only: a real model learns the action format and
+    to submit. sft.json says how many were played and kept, and why the others were dropped."""
+
+
+SFT_SOURCES = ("reference", "episodes")
+"""``sft.source`` choices."""
 
 
 @dataclass
@@ -191,6 +212,10 @@ class RFTSection:
     """Sample -> filter -> fine-tune -> evaluate cycles."""
     samples_per_task: int = 4
     """Episodes sampled per training task per round."""
+    tasks_per_round: int = 0
+    """Training tasks a round samples, the next ones of the mix of ``tasks.train`` (by
+    ``tasks.weights``): each round new tasks until the suite runs out. 0: every task of
+    ``tasks.train``, each round."""
     threshold: float = 1.0
     """Least reward an episode needs to be kept (and no high-severity finding)."""
     epochs: float = 1.0
@@ -240,6 +265,11 @@ class EvalSection:
     stop_at_action: bool = False
     """End each sampled reply (RFT, DPO, evaluation) at its first whole action: the environment
     runs nothing after it, and on a CPU the tokens after it are most of the generation time."""
+    backend: str = "transformers"
+    """What generates RFT's and DPO's samples and the evaluations (before and after): "transformers"
+    (``HFPolicy``, in ``model.dtype``) or "ctranslate2" (``CT2Policy``: the weights, each RFT round's
+    merged ones too, converted once to int8 and cached; faster on a CPU, results/ct2; CPU only, on
+    ``threads`` threads; replies' log-probs are the raw model's). GRPO generates with TRL either way."""
     before: bool = True
     """Also evaluate the initial model on the held-out (and transfer) tasks, at the same decoding:
     results.json then has ``heldout_pass_rate_before/after`` and the test of the change."""
@@ -350,6 +380,8 @@ def _coerce(value: Any, hint: Any, where: str, source: str) -> Any:
         if value is None and type(None) in args:
             return None
         hint = next(a for a in args if a is not type(None))
+    if origin is dict and isinstance(value, dict):
+        return {str(k): _coerce(v, args[1], f"{where}.{k}", source) for k, v in value.items()}
     if hint is float and isinstance(value, int) and not isinstance(value, bool):
         return float(value)
     if isinstance(hint, type) and isinstance(value, hint) and not (hint is int and isinstance(value, bool)):
@@ -393,6 +425,11 @@ def _check(cfg: TrainConfig, source: str) -> None:
                                 f"../shared/tools/qwen2.5-coder-0.5b.sh {cfg.model.path}, or --set model.path=DIR")
     if not cfg.tasks.train:
         raise bad("tasks.train", "name the training tasks, e.g. \"logs-count:0-999\" or \"builtin\"")
+    wrong = check_weights(cfg.tasks.train, cfg.tasks.weights)
+    if wrong:
+        raise bad("tasks.weights", wrong)
+    if cfg.rft.tasks_per_round < 0:
+        raise bad("rft.tasks_per_round", "must be 0 (every training task each round) or a number of tasks")
     if cfg.grpo.batch_size % cfg.grpo.num_generations:
         raise bad("grpo.batch_size", f"must be a multiple of grpo.num_generations ({cfg.grpo.num_generations})")
     if cfg.grpo.num_generations < 2:
@@ -405,6 +442,9 @@ def _check(cfg: TrainConfig, source: str) -> None:
         raise bad("env.action_format", f"{cfg.env.action_format!r} is not one of {', '.join(ACTION_FORMATS)}")
     if cfg.model.dtype not in ("auto", "float32", "bfloat16"):
         raise bad("model.dtype", "use auto, float32 or bfloat16")
+    if cfg.eval.backend not in EVAL_BACKENDS:
+        raise bad("eval.backend", f"{cfg.eval.backend!r} is not one of {', '.join(EVAL_BACKENDS)} "
+                                  "(ctranslate2: pip install ctranslate2, as scripts/setup.sh does)")
     for name, value in (("grpo.steps", cfg.grpo.steps), ("dpo.steps", cfg.dpo.steps),
                         ("rft.rounds", cfg.rft.rounds), ("rft.samples_per_task", cfg.rft.samples_per_task),
                         ("dpo.samples_per_task", cfg.dpo.samples_per_task), ("eval.samples", cfg.eval.samples),
@@ -426,6 +466,8 @@ def _check(cfg: TrainConfig, source: str) -> None:
             raise bad(name, "must be 0 or more")
     if cfg.grpo.num_iterations < 1:
         raise bad("grpo.num_iterations", "must be at least 1")
+    if cfg.sft.source not in SFT_SOURCES:
+        raise bad("sft.source", f"{cfg.sft.source!r} is not one of {', '.join(SFT_SOURCES)}")
     if cfg.sft.steps and not cfg.sft.tasks:
         raise bad("sft.tasks", "name the tasks whose reference solutions SFT imitates, e.g. \"one-command:0-255\", "
                                "or set sft.steps = 0")

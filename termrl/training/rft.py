@@ -58,6 +58,7 @@ from pathlib import Path
 
 from termrl.distributed import current, parameters_digest, processes
 from termrl.eval.metrics import is_harness_failure, summarize
+from termrl.policies.ct2 import CT2Policy
 from termrl.policies.hf import HALF_FLAGS, HFPolicy, cpu_flags
 from termrl.policies.scripted import SUBMIT
 from termrl.protocols import Ending, Policy, Reply, Task, Trajectory
@@ -170,7 +171,7 @@ def trim(kept: Sequence[Trajectory], tasks: Sequence[Task], rollout: RolloutConf
     k = 1
     while pending:
         with ThreadPoolExecutor(max_workers=max(config.workers, 1)) as pool:
-            replays = list(pool.map(lambda t: replay(t, k), pending))
+            replays = list(pool.map(lambda t, k=k: replay(t, k), pending))
         still = []
         for original, new in zip(pending, replays):
             if verdict(new, threshold, drop_format_errors) == KEPT:
@@ -186,12 +187,13 @@ def trim(kept: Sequence[Trajectory], tasks: Sequence[Task], rollout: RolloutConf
 
 
 def sft_trainer(model_dir: str | Path, trajectories: Sequence[Trajectory], args, output_dir: str | Path,
-                peft_config=None):
+                peft_config=None, tools: Sequence[dict] = ()):
     """TRL's ``SFTTrainer`` over ``trajectories``' chats, loss on the policy's replies only.
 
     ``args``: an ``SFTConfig`` with ``assistant_only_loss=True``; its ``output_dir`` is replaced
     by ``output_dir`` (checkpoints of different rounds must not mix). ``peft_config``: train a
-    LoRA adapter (peft) instead of every weight."""
+    LoRA adapter (peft) instead of every weight. ``tools``: the tool schemas the episodes were
+    prompted with (``trajdata.sft_rows``)."""
     from datasets import Dataset  # heavy: datasets
     from transformers import AutoTokenizer  # heavy: transformers
     from trl import SFTTrainer  # heavy: trl
@@ -199,7 +201,7 @@ def sft_trainer(model_dir: str | Path, trajectories: Sequence[Trajectory], args,
     if not args.assistant_only_loss:
         raise ValueError("rejection-sampling fine-tuning trains on the model's own replies only: "
                          "set SFTConfig(assistant_only_loss=True)")
-    rows = sft_rows(trajectories)
+    rows = sft_rows(trajectories, tools=tools)
     if not rows:
         raise ValueError("no episode with a step to train on")
     tokenizer = AutoTokenizer.from_pretrained(model_dir)
@@ -353,18 +355,19 @@ def adapter_saved(adapter_dir: str | Path | None) -> bool:
 
 def fine_tune(model_dir: str | Path, trajectories: Sequence[Trajectory], args, save_to: str | Path,
               accountant: Accountant | None = None, peft_config=None, expected_steps: Sequence[str] | None = None,
-              label: str = "this training", adapter_to: str | Path | None = None) -> dict:
+              label: str = "this training", adapter_to: str | Path | None = None, tools: Sequence[dict] = ()) -> dict:
     """SFT ``model_dir`` on ``trajectories`` and save the result (weights and tokenizer) to ``save_to``.
     A LoRA adapter (``peft_config``) is merged into the weights before saving (``merge_exactly``), so
     the next round and the evaluation load a plain model directory; the adapter itself, with the
     tokenizer, is saved to ``adapter_to`` (default: ``save_to`` + ``-adapter``), from which
-    ``restore_merged`` makes the same weights again. Returns {"train_loss", "steps", "rows",
+    ``restore_merged`` makes the same weights again. ``tools``: as ``sft_trainer``'s. Returns {"train_loss", "steps", "rows",
     "weights_digest" (``parameters_digest`` of the saved weights, on the main process),
     "step_digests" (``StepDigests``; checked against ``expected_steps`` as it trains, when given),
     "trained_with" (``trained_with``), and with LoRA "adapter" (its directory)}."""
     save_to = Path(save_to)
     world = current()
-    trainer = sft_trainer(model_dir, trajectories, args, save_to.parent / f"{save_to.name}-trainer", peft_config)
+    trainer = sft_trainer(model_dir, trajectories, args, save_to.parent / f"{save_to.name}-trainer", peft_config,
+                          tools)
     steps = StepDigests(expected_steps, label)
     trainer.add_callback(steps.callback)
     with accountant.phase("training") if accountant else nullcontext():
@@ -424,6 +427,16 @@ def hf_policy_factory(hf_config=None, eval_config=None) -> PolicyFactory:
     ``HFConfig``) for sampling and ``eval_config`` (default: the same) for evaluation."""
     def make(model_dir: Path, purpose: str) -> Policy:
         return HFPolicy(model_dir, (eval_config or hf_config) if purpose == "eval" else hf_config)
+
+    return make
+
+
+def ct2_policy_factory(ct2_config=None, eval_config=None) -> PolicyFactory:
+    """``[eval] backend = "ctranslate2"``'s factory: a ``CT2Policy`` over the directory (each round's
+    merged weights, converted once and cached) with ``ct2_config`` (a ``CT2Config``) for sampling
+    and ``eval_config`` (default: the same) for evaluation."""
+    def make(model_dir: Path, purpose: str) -> Policy:
+        return CT2Policy(model_dir, (eval_config or ct2_config) if purpose == "eval" else ct2_config)
 
     return make
 

@@ -44,6 +44,7 @@ from termrl.distributed import current, join, processes
 from termrl.env import EnvConfig
 from termrl.episode import PoolVerifier
 from termrl.eval.metrics import paired, passed_fraction, summarize, two_proportion_z
+from termrl.policies.ct2 import CT2Policy, ct2_config
 from termrl.policies.hf import HFConfig, HFPolicy, auto_dtype
 from termrl.policies.tiny import build_tiny_model, quickstart_tokenizer
 from termrl.protocols import Trajectory
@@ -55,18 +56,29 @@ from termrl.rollout.runner import RolloutConfig, play_stored
 from termrl.rollout.store import TrajectoryStore, read
 from termrl.sandbox.warm import warm_sandboxes_closed
 from termrl.tasks import envs
+from termrl.tasks.overlap import overlap
 from termrl.tasks.suites import resolve
 from termrl.training.config import TrainConfig, trl_checkpointing
 from termrl.training.grpo import GRPO_PROMPT, train_grpo
+from termrl.training.mix import split_parts, train_mix
 from termrl.training.rft import (
     RFTConfig,
     adapter_saved,
+    ct2_policy_factory,
+    fine_tune,
     hf_policy_factory,
     restore_merged,
     rft_round,
     trained_with,
 )
-from termrl.training.sft import progress_callback, sft_rows, train_sft
+from termrl.training.sft import (
+    dropped_summary,
+    episode_rows,
+    progress_callback,
+    reference_episodes,
+    sft_rows,
+    train_sft,
+)
 from termrl.training.trajdata import dpo_pairs
 from termrl.verify.pool import VerifierPool
 
@@ -192,21 +204,75 @@ def warm_start(cfg: TrainConfig, out: Path, model_dir: Path, accountant: Account
     if world.from_main(lambda: record.is_file()):
         return where, world.from_main(lambda: json.loads(record.read_text()))
     s = cfg.sft
-    rows = sft_rows(_tasks(s.tasks), dataclasses.replace(_env(cfg), system_prompt=_rollout_prompt(cfg)))
+    env = dataclasses.replace(_env(cfg), system_prompt=_rollout_prompt(cfg))
+    played = None
+    if s.source == "episodes":  # verified episodes of the reference solutions; GRPO's rollouts are native tool calls
+        env = dataclasses.replace(env, action_format="native" if cfg.algorithm == "grpo" else env.action_format)
+        kept, played = reference_episodes(_tasks(s.tasks), dataclasses.replace(_sampling(cfg, 1, 0.0)[0], env=env),
+                                          where / "episodes", accountant=accountant, label="train: sft episodes")
+        if not kept:
+            raise ValueError(f"sft.tasks {s.tasks}: no reference episode was verified ({dropped_summary(played)}; "
+                             f"stored in {where / 'episodes'}): nothing to imitate")
+        rows = episode_rows(kept, env.tools)
+    else:
+        rows = sft_rows(_tasks(s.tasks), env)
+    loss = {"completion_only_loss": True} if played is None else {"assistant_only_loss": True}
     # no checkpoints and no TensorBoard: the stage's metrics are sft/log_history.json, apart from the algorithm's
     args = SFTConfig(**{**_common_args(cfg, out), "output_dir": str(where), "save_strategy": "no", "logging_steps": 10,
                         "report_to": []},
                      **trl_checkpointing(SFTConfig), max_steps=s.steps, per_device_train_batch_size=s.batch_size,
                      learning_rate=s.learning_rate, lr_scheduler_type=s.lr_scheduler, adam_beta2=s.adam_beta2,
-                     completion_only_loss=True, max_length=s.max_length, dataloader_num_workers=0)
-    print(f"termrl train: SFT warm start, {s.steps} steps of {s.batch_size} on {len(rows)} reference solutions "
-          f"({s.tasks})", file=sys.stderr, flush=True)
+                     **loss, max_length=s.max_length, dataloader_num_workers=0)
+    what = "reference solutions" if played is None else \
+        f"verified {env.action_format} episodes of the reference solutions ({played['played']} played, " \
+        f"{dropped_summary(played)})"
+    print(f"termrl train: SFT warm start, {s.steps} steps of {s.batch_size} on {len(rows)} {what} ({s.tasks})",
+          file=sys.stderr, flush=True)
     with accountant.phase("training"):
-        summary = {**train_sft(model_dir, where, rows, args), "tasks": s.tasks}
+        if played is not None and cfg.lora.enabled:  # a LoRA adapter, merged exactly as RFT's rounds are
+            trained = fine_tune(model_dir, kept, args, where, peft_config=_peft(cfg), label="the SFT warm start",
+                                adapter_to=out / "sft-adapter", tools=env.tools)
+        else:
+            trained = train_sft(model_dir, where, rows, args)
+        summary = {**trained, "tasks": s.tasks, "source": s.source,
+                   **({"action_format": env.action_format, "episodes": played} if played is not None else {}),
+                   "model": str(where),  # what the algorithm and the "before" evaluation start from
+                   "before": ("heldout_before and transfer_before are this SFT model's: *_pass_rate_before -> "
+                              "*_after is the RL stage's gain alone") if cfg.eval.before else None}
     if world.main:
         record.write_text(json.dumps(summary, indent=1))
     world.barrier()
     return where, summary
+
+
+def train_tasks(cfg: TrainConfig, n: int | None = None) -> list:
+    """The tasks training draws: every task of ``tasks.train`` when it has no ``tasks.weights`` and
+    ``n`` is None; else the first ``n`` of the weighted mix of its parts (``termrl.training.mix``;
+    ``n`` None: as many as the parts hold together)."""
+    if not cfg.tasks.weights and n is None:
+        return _tasks(cfg.tasks.train)
+    loaded = {part: _tasks(part) for part in split_parts(cfg.tasks.train)}
+    return train_mix(cfg.tasks.train, cfg.tasks.weights, n if n is not None else sum(map(len, loaded.values())),
+                     cfg.seed, loaded.__getitem__)
+
+
+def round_tasks(cfg: TrainConfig, index: int) -> list:
+    """RFT round ``index``'s (1-based) training tasks: every task of ``tasks.train``, or with
+    ``rft.tasks_per_round`` the round's own stretch of the mix, so each round samples new tasks."""
+    k = cfg.rft.tasks_per_round
+    if not k:
+        return train_tasks(cfg)
+    return train_tasks(cfg, index * k)[(index - 1) * k:]
+
+
+def grpo_tasks(cfg: TrainConfig) -> list:
+    """GRPO's dataset: every task of ``tasks.train``, or with ``tasks.weights`` as many tasks of the
+    mix as the steps take (prompts per step x steps), so each is played once where the suite allows."""
+    if not cfg.tasks.weights:
+        return train_tasks(cfg)
+    g = cfg.grpo
+    per_step = g.batch_size * g.gradient_accumulation_steps * current().size // g.num_generations
+    return train_tasks(cfg, max(1, per_step) * g.steps)
 
 
 def _tasks(suite: str):
@@ -222,6 +288,27 @@ def _tasks(suite: str):
     if not tasks:
         raise ValueError(f"suite {suite!r}: none of its {len(entries)} tasks can run here (each said above)")
     return tasks
+
+
+def overlap_with_training(cfg: TrainConfig, out: Path) -> dict:
+    """What each evaluated set shares with the tasks trained on (``tasks.train`` and ``sft.tasks``):
+    ``{set: termrl tasks overlap's figures}``, written with every task's nearest match to
+    ``overlap.json`` and printed, before any training, so no claim rests on content trained on."""
+    trained_on = "+".join(suite for suite in (cfg.tasks.train, cfg.sft.tasks if cfg.sft.steps else "") if suite)
+    sets = [(name, suite) for name, suite in (("heldout", cfg.tasks.heldout), ("transfer", cfg.tasks.transfer)) if suite]
+    if not trained_on or not sets:
+        return {}
+    train = [e.task for e in resolve(trained_on) if e.task is not None]
+    found, summary = {}, {}
+    for name, suite in sets:
+        result = overlap([e.task for e in resolve(suite) if e.task is not None], train, suite=suite,
+                         against_name=trained_on)
+        found[name], summary[name] = result.to_dict(), result.summary()
+        print(f"termrl train: {name} {suite} against the training tasks: {result.exact} of {result.tasks} exact "
+              f"duplicates, {result.near} near (similarity >= {result.threshold}), {result.disjoint} disjoint",
+              file=sys.stderr)
+    (out / "overlap.json").write_text(json.dumps(found, indent=1))
+    return summary
 
 
 def _env(cfg: TrainConfig):
@@ -355,7 +442,7 @@ def run_grpo(cfg: TrainConfig, out: Path, model_dir: Path, accountant: Accountan
         verifier = CLUSTER_VERIFIER.get()
         if verifier is None and g.verifier_workers:
             verifier = PoolVerifier(stack.enter_context(VerifierPool(g.verifier_workers, static=cfg.env.static)))
-        trainer = train_grpo(model, tokenizer, _tasks(cfg.tasks.train), cfg.spec, args, _peft(cfg), accountant,
+        trainer = train_grpo(model, tokenizer, grpo_tasks(cfg), cfg.spec, args, _peft(cfg), accountant,
                              [progress_callback("GRPO", ("reward",))], env_config=_env(cfg), workers=g.workers,
                              system_prompt=_rollout_prompt(cfg), on_batch=_rollout_recorder(store), verifier=verifier,
                              judge=_judge(cfg, out), resume_from_checkpoint=str(checkpoint) if checkpoint else None,
@@ -420,6 +507,14 @@ def _sampling(cfg: TrainConfig, samples: int, temperature: float):
          "device": "auto"}  # a GPU where there is one (under a launcher: the rank's own)
 
 
+def _policy(cfg: TrainConfig, model_dir: Path, options: dict):
+    """The sampling or evaluation policy over ``model_dir``'s weights with ``_sampling``'s options, by
+    ``[eval] backend``."""
+    if cfg.eval.backend == "ctranslate2":
+        return CT2Policy(model_dir, ct2_config(options, threads=cfg.threads))
+    return HFPolicy(model_dir, HFConfig(**options))
+
+
 def run_rft(cfg: TrainConfig, out: Path, model_dir: Path, accountant: Accountant, resume: bool) -> dict:
     from trl import SFTConfig  # heavy: trl
 
@@ -433,6 +528,9 @@ def run_rft(cfg: TrainConfig, out: Path, model_dir: Path, accountant: Accountant
             rounds_file.write_text(json.dumps({"version": 1, "rounds": records}, indent=1))
     rollout, options = _sampling(cfg, r.samples_per_task, r.temperature)
     factory = hf_policy_factory(HFConfig(**options), HFConfig(**{**options, "temperature": cfg.eval.temperature}))
+    if cfg.eval.backend == "ctranslate2":
+        factory = ct2_policy_factory(ct2_config(options, threads=cfg.threads),
+                                     ct2_config(options, threads=cfg.threads, temperature=cfg.eval.temperature))
     rcfg = RFTConfig(rounds=r.rounds, samples_per_task=r.samples_per_task, threshold=r.threshold,
                      eval_samples=cfg.eval.samples, trim=r.trim)
     args = SFTConfig(**{**_common_args(cfg, out), "save_strategy": "no"}, **trl_checkpointing(SFTConfig),
@@ -442,7 +540,7 @@ def run_rft(cfg: TrainConfig, out: Path, model_dir: Path, accountant: Accountant
     heldout = _tasks(cfg.tasks.heldout) if cfg.tasks.heldout else []
 
     def play(index: int, model_in: Path, first: dict | None = None) -> dict:
-        return rft_round(index, model_in, _tasks(cfg.tasks.train), heldout, args, out_dir=out / "rft", config=rcfg,
+        return rft_round(index, model_in, round_tasks(cfg, index), heldout, args, out_dir=out / "rft", config=rcfg,
                          rollout=rollout, accountant=accountant, policy_factory=factory, base_dir=model_dir,
                          peft_config=_peft(cfg), first=first)
 
@@ -576,7 +674,7 @@ def run_dpo(cfg: TrainConfig, out: Path, model_dir: Path, accountant: Accountant
 
     d = cfg.dpo
     rollout, options = _sampling(cfg, d.samples_per_task, d.temperature)
-    samples = play_stored(_tasks(cfg.tasks.train), HFPolicy(model_dir, HFConfig(**options)), rollout,
+    samples = play_stored(_tasks(cfg.tasks.train), _policy(cfg, model_dir, options), rollout,
                           out / "samples", accountant=accountant, label="train: dpo samples")
     pairs = dpo_pairs(samples, min_gap=d.min_gap)
     world = current()
@@ -601,7 +699,7 @@ def evaluate(cfg: TrainConfig, model: Path, suite: str, store_dir: Path, account
     Returns pass@1, episodes, errors, mean_reward, hack_rate, findings (kind -> count), splits,
     passed and pass_rate (passed / episodes the harness did not fail: what the test compares)."""
     rollout, options = _sampling(cfg, cfg.eval.samples, cfg.eval.temperature)
-    trajectories = play_stored(_tasks(suite), HFPolicy(model, HFConfig(**options)), rollout, store_dir,
+    trajectories = play_stored(_tasks(suite), _policy(cfg, model, options), rollout, store_dir,
                                accountant=accountant, label=f"train: {label}", about=f"{suite}, {model}")
     summary = summarize(trajectories)
     passed, scored = passed_fraction(trajectories)
@@ -685,6 +783,7 @@ def run_training(cfg: TrainConfig, resume: bool = False) -> dict:
     sets = [(name, suite) for name, suite in (("heldout", cfg.tasks.heldout),
                                               ("transfer", cfg.tasks.transfer)) if suite]
     before, after, stores = {}, {}, {}
+    shared = world.from_main(lambda: overlap_with_training(cfg, out))
 
     with accountant, cluster_verifier(cfg) as cluster, warm_sandboxes_closed(), _threads(cfg.threads), _quiet():
         model_dir = world.from_main(lambda: _model_dir(cfg, out))
@@ -702,7 +801,7 @@ def run_training(cfg: TrainConfig, resume: bool = False) -> dict:
     compute = accountant.summary()
     if world.main:
         (out / "compute.json").write_text(json.dumps(compute, indent=1))
-    results = {"algorithm": cfg.algorithm, "output_dir": str(out), "sft": sft, "training": trained,
+    results = {"algorithm": cfg.algorithm, "output_dir": str(out), "overlap": shared, "sft": sft, "training": trained,
                "heldout": after.get("heldout"), "heldout_before": before.get("heldout"),
                "transfer": after.get("transfer"), "transfer_before": before.get("transfer"),
                **before_after(before.get("heldout"), after.get("heldout"), "heldout", pairs.get("heldout")),

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 from collections import defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 
 from termrl.eval.metrics import is_harness_failure
 from termrl.protocols import Trajectory
@@ -34,12 +34,15 @@ def _first(traj: Trajectory, prompts: Mapping[str, list[dict]] | None) -> list[d
 
 
 def sft_rows(trajectories: Iterable[Trajectory], *, prompts: Mapping[str, list[dict]] | None = None,
-             system_prompt: str | None = None) -> list[dict]:
+             system_prompt: str | None = None, tools: Sequence[dict] = ()) -> list[dict]:
     """One ``{"messages": [...]}`` row per episode with at least one step: TRL's conversational
     language-modeling format; train with ``SFTConfig(assistant_only_loss=True)`` so that only the
     policy's replies carry loss. ``prompts``: task id -> first messages, for trajectories without
-    a stored prompt. Selecting which episodes to imitate is the caller's business."""
-    return [{"messages": conversation(t, _first(t, prompts), system_prompt=system_prompt)}
+    a stored prompt. ``tools``: the tool schemas the policy was prompted with (the native action
+    format's), put in each row's ``tools`` (JSON) so the chat template renders them in training as
+    it did when prompting. Selecting which episodes to imitate is the caller's business."""
+    extra = {"tools": json.dumps(list(tools))} if tools else {}
+    return [{"messages": conversation(t, _first(t, prompts), system_prompt=system_prompt), **extra}
             for t in trajectories if t.steps]
 
 

@@ -164,6 +164,10 @@ def test_rft_run_measures_before_and_after_on_heldout_and_transfer_sets(tmp_path
     assert (out / "rft" / "round-1" / "transfer").is_dir() and not (out / "heldout").exists()
     assert results["heldout"]["episodes"] == results["training"]["rounds"][-1]["heldout_episodes"]
     assert "heldout (before): 2/2 episodes" in res.stderr  # progress on stderr
+    # what the evaluated sets share with the training tasks, measured before training
+    assert results["overlap"]["heldout"]["tasks"] == 2 and results["overlap"]["heldout"]["against_tasks"] == 2
+    assert set(json.loads((out / "overlap.json").read_text())) == {"heldout", "transfer"}
+    assert "termrl train: heldout logs-count:heldout:0-1 against the training tasks:" in res.stderr
     assert "rft round 1: samples: 4/4 episodes" in res.stderr
     assert "evaluation" in results["compute"]["phases"] or "generation" in results["compute"]["phases"]
     round_record = results["training"]["rounds"][0]
@@ -310,3 +314,21 @@ def test_a_run_resumes_on_another_cluster_but_not_with_other_settings(tmp_path):
     assert _prepare_dir(load_config(path, ["ray.address=10.0.0.1:6379", "ray.verifier_actors=8"]), resume=True) == out
     with pytest.raises(ResumeError, match="differs in: seed"):
         _prepare_dir(load_config(path, ["seed=3"]), resume=True)
+
+
+def test_the_overlap_of_each_evaluated_set_with_the_training_tasks_is_measured_before_training(tmp_path, capsys):
+    from termrl.training.config import TrainConfig, TasksConfig, SFTSection
+    from termrl.training.run import overlap_with_training
+
+    cfg = TrainConfig(tasks=TasksConfig(train="py-function:0-9", heldout="py-function:heldout-v1:0-29",
+                                        transfer="logs-count:0-1"),
+                      sft=SFTSection(steps=1, tasks="py-function:10-19"))
+    found = overlap_with_training(cfg, tmp_path)
+    assert found["heldout"]["against_tasks"] == 20 and found["heldout"]["tasks"] == 30
+    assert found["heldout"]["against"] == "py-function:0-9+py-function:10-19"  # the SFT tasks count as trained on
+    assert found["heldout"]["exact"] > 0  # heldout-v1 seeds draw from the train templates
+    assert found["transfer"]["near"] == 0  # another family shares nothing
+    stored = json.loads((tmp_path / "overlap.json").read_text())
+    assert len(stored["heldout"]["matches"]) == 30 and stored["heldout"]["exact"] == found["heldout"]["exact"]
+    assert f"{found['heldout']['exact']} of 30 exact duplicates" in capsys.readouterr().err
+    assert overlap_with_training(TrainConfig(tasks=TasksConfig(train="py-function:0-1")), tmp_path / "none") == {}
