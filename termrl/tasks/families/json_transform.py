@@ -301,6 +301,18 @@ def look_alikes(extra: random.Random, spec: dict, in_path: str) -> dict[str, lis
             for path in (f"{in_dir}/{stem}_archive{dot}{ext}", f"{other_dir}/{name}")}
 
 
+def jq_solution(jq: str, spec: dict, program: str, in_path: str, out_path: str) -> str:
+    """The reference solution: write ``program``, a bash wrapper running the jq program ``jq`` on
+    its input (slurped for JSON Lines), then run it on the workspace input."""
+    slurp = "-s " if spec["input_shape"] == "jsonl" else ""
+    script = ("#!/bin/bash\nset -euo pipefail\n"
+              "mkdir -p \"$(dirname \"$2\")\"\n"
+              f"jq {slurp}'{jq.replace(chr(39), chr(39) + chr(92) + chr(39) + chr(39))}' "
+              "\"$1\" > \"$2\"\n")
+    return ("#!/bin/bash\nset -e\n" + heredoc(program, script, executable=True)
+            + f"./'{program}' '{in_path}' '{out_path}'\n")
+
+
 SKELETON = '''\
 #!/usr/bin/env python3
 """Usage: ./PROGRAM INPUT OUTPUT"""
@@ -1112,14 +1124,7 @@ does not exist."""
 Keep JSON number types (an integer stays an integer). INPUT with no records still gives a result
 of the same type (an empty array or object). Finally run `./{program} {in_path} {out_path}`.
 {leave_alone}"""
-    jq = jq_heldout(spec)
-    slurp = "-s " if spec["input_shape"] == "jsonl" else ""
-    script = ("#!/bin/bash\nset -euo pipefail\n"
-              "mkdir -p \"$(dirname \"$2\")\"\n"
-              f"jq {slurp}'{jq.replace(chr(39), chr(39) + chr(92) + chr(39) + chr(39))}' "
-              "\"$1\" > \"$2\"\n")
-    solution = ("#!/bin/bash\nset -e\n" + heredoc(program, script, executable=True)
-                + f"./'{program}' '{in_path}' '{out_path}'\n")
+    solution = jq_solution(jq_heldout(spec), spec, program, in_path, out_path)
     config = {"program": program, "output": out_path, "expected": expected, "cases": cases,
               "input_ext": in_ext}
     workspace = {in_path: serialize(spec, recs)}
@@ -1272,14 +1277,7 @@ or `null` in some records; the other fields are always present. A record looks l
 Numbers keep their JSON type: integers stay integers. An input with no records gives an empty
 result of the same shape. Then run it on `{in_path}` with the output path `{out_path}`.
 {leave_alone}"""
-        jq = jq_program(spec)
-        slurp = "-s " if spec["input_shape"] == "jsonl" else ""
-        script = ("#!/bin/bash\nset -euo pipefail\n"
-                  "mkdir -p \"$(dirname \"$2\")\"\n"
-                  f"jq {slurp}'{jq.replace(chr(39), chr(39) + chr(92) + chr(39) + chr(39))}' "
-                  "\"$1\" > \"$2\"\n")
-        solution = ("#!/bin/bash\nset -e\n" + heredoc(program, script, executable=True)
-                    + f"./'{program}' '{in_path}' '{out_path}'\n")
+        solution = jq_solution(jq_program(spec), spec, program, in_path, out_path)
         config = {"program": program, "output": out_path, "expected": expected, "cases": cases,
                   "input_ext": in_ext}
         workspace = {in_path: serialize(spec, recs)}
