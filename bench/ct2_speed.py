@@ -18,6 +18,14 @@ for CTranslate2 at each of ``--ct2-threads`` (intra_threads) and transformers at
 against one after the other (why ``CT2Policy`` batches only prompts of similar length); and the
 load average before and after. The machine is shared: compare the ratios measured side by side.
 
+Malloc (``python bench/ct2_speed.py malloc MODEL_DIR``): ``CT2Policy`` with and without
+``tune_malloc`` (glibc's malloc set for CTranslate2, ``termrl.policies.ct2``), each in a process of
+its own (the setting is process-wide), one after the other on the same prompts: one sequence, then
+a batch of ``--batch`` prompts ``--spread`` tokens apart in all, each ``--new-tokens`` greedy tokens
+(``min_length``). Prints, per setting, tokens per second, minor page faults and system CPU seconds,
+then ``malloc_speedup_*`` and ``malloc_same_tokens`` (every generated token equal: the setting
+changes where memory comes from, not what is computed).
+
 Parity (``python bench/ct2_speed.py parity HF_RUN CT2_RUN``): two ``termrl eval --out`` stores of the
 same suite, decoding and seeds, one per backend, compared on the episodes both hold (a run may be
 unfinished): pass counts, the paired McNemar p over episodes
@@ -28,7 +36,11 @@ are the same text (greedy int8 against bfloat16/float32: the numbers differ, so 
 from __future__ import annotations
 
 import argparse
+import json
 import os
+import resource
+import subprocess
+import sys
 import time
 
 PROMPT = [{"role": "system", "content": "You are a coding agent in a Linux terminal. " * 20},
@@ -106,6 +118,49 @@ def speed(args) -> None:
     print(f"load_after={load()}")
 
 
+def malloc(args) -> None:
+    print(f"load_before={load()}")
+    runs = {}
+    for tuned in (False, True):
+        child = subprocess.run([sys.executable, __file__, "malloc-child", args.model, str(int(tuned)),
+                                str(args.new_tokens), str(args.batch), str(args.spread)],
+                               capture_output=True, text=True, check=True)
+        runs[tuned] = json.loads(child.stdout.strip().splitlines()[-1])
+        name = "tuned" if tuned else "default"
+        for case in ("one", "batch"):
+            r = runs[tuned][case]
+            print(f"{name}_{case}_tok_s={r['tok_s']:.1f} {name}_{case}_page_faults={r['faults']} "
+                  f"{name}_{case}_system_s={r['system_s']:.1f}")
+    for case in ("one", "batch"):
+        print(f"malloc_speedup_{case}={runs[True][case]['tok_s'] / runs[False][case]['tok_s']:.2f}")
+    print(f"malloc_same_tokens={runs[True]['tokens'] == runs[False]['tokens']}")
+    print(f"load_after={load()}")
+
+
+def malloc_child(args) -> None:
+    from termrl.policies.ct2 import CT2Policy
+
+    n, batch, spread = int(args.new_tokens), int(args.batch), int(args.spread)
+    policy = CT2Policy(args.model, tune_malloc=args.tuned == "1", threads=2)
+    tok = policy.tokenizer
+    base = tok(tok.apply_chat_template(PROMPT, tokenize=False, add_generation_prompt=True),
+               add_special_tokens=False).input_ids
+    filler = tok(" and then the next step of the task" * 400, add_special_tokens=False).input_ids
+    # prompts of about 1,000 tokens, spread evenly over ``spread`` tokens: a multi-turn episode's turns
+    prompts = [tok.convert_ids_to_tokens(base + filler[:700 + spread * i // max(batch - 1, 1)]) for i in range(batch)]
+    out, tokens = {}, []
+    policy.generator.generate_batch(prompts[:1], max_length=1)  # warm
+    for case, group in (("one", prompts[:1]), ("batch", prompts)):
+        before, start = resource.getrusage(resource.RUSAGE_SELF), time.perf_counter()
+        results = policy.generator.generate_batch(group, max_length=n, min_length=n, sampling_topk=1,
+                                                  include_prompt_in_result=False)
+        seconds, after = time.perf_counter() - start, resource.getrusage(resource.RUSAGE_SELF)
+        out[case] = {"tok_s": len(group) * n / seconds, "faults": after.ru_minflt - before.ru_minflt,
+                     "system_s": after.ru_stime - before.ru_stime}
+        tokens += [r.sequences_ids[0] for r in results]
+    print(json.dumps({**out, "tokens": tokens}))
+
+
 def parity(args) -> None:
     from termrl.eval.metrics import paired, passed_fraction, two_proportion_z
     from termrl.rollout.store import read
@@ -140,11 +195,19 @@ def main() -> None:
     s.add_argument("--hf-threads", type=int, default=2)
     s.add_argument("--hf-dtype", choices=["float32", "bfloat16"], default=None, help="default: auto_dtype's")
     s.add_argument("--spread", type=int, default=200, help="prompt length gap of the spread case (0: skip)")
+    m = sub.add_parser("malloc", help="CTranslate2 with and without tune_malloc, each in its own process")
+    m.add_argument("model", help="a transformers model directory (converted for CTranslate2 on first use)")
+    m.add_argument("--new-tokens", type=int, default=200)
+    m.add_argument("--batch", type=int, default=8)
+    m.add_argument("--spread", type=int, default=180, help="tokens between the batch's shortest and longest prompt")
+    c = sub.add_parser("malloc-child")  # one setting, in its own process (malloc's settings are process-wide)
+    for name in ("model", "tuned", "new_tokens", "batch", "spread"):
+        c.add_argument(name)
     p = sub.add_parser("parity", help="pass counts of two stored evaluations and the tests of their difference")
     p.add_argument("hf_run")
     p.add_argument("ct2_run")
     args = ap.parse_args()
-    speed(args) if args.command == "speed" else parity(args)
+    {"speed": speed, "malloc": malloc, "malloc-child": malloc_child, "parity": parity}[args.command](args)
 
 
 if __name__ == "__main__":

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import subprocess
@@ -245,3 +246,23 @@ def test_eval_treats_it_as_a_local_model():
     with pytest.raises(EvalError, match="every episode on the cluster would load the model again"):
         EvalConfig(policy="ct2:/models/x", suite="logs-count:0-1", ray="local")
     assert _same_setting("policy", "ct2:/tmp", "ct2:/tmp/") and not _same_setting("policy", "ct2:/tmp", "hf:/tmp")
+
+
+def test_tuned_malloc_takes_and_leaves_the_tokens_as_they_were(model, cache):
+    """``tune_malloc`` (on by default) is process-wide, so each setting runs in a process of its own:
+    glibc takes it, and the greedy int8 tokens of a batch of different lengths are the same."""
+    code = ("import sys, json; from termrl.policies.ct2 import CT2Policy\n"
+            "from tests.policies.conftest import turn\n"
+            "p = CT2Policy(sys.argv[1], temperature=0, max_new_tokens=8, tune_malloc=sys.argv[2] == '1')\n"
+            "from termrl.policies import ct2\n"
+            "turns = [turn('ls'), turn('x ' * 30, 'it failed'), turn('run the tests')]\n"
+            "print(json.dumps([ct2._malloc_tuned, [r.tokens for r in p.generate(turns)]]))\n")
+    runs = {}
+    for tuned in "01":
+        done = subprocess.run([sys.executable, "-c", code, str(model), tuned], capture_output=True, text=True,
+                              timeout=300, check=False, cwd=Path(__file__).parents[2],
+                              env={**os.environ, "TERMRL_CACHE": str(cache)})
+        assert done.returncode == 0, done.stderr[-2000:]
+        runs[tuned] = json.loads(done.stdout.strip().splitlines()[-1])
+    assert runs["0"][0] is None and runs["1"][0] is True  # untouched, then taken (glibc)
+    assert runs["0"][1] == runs["1"][1] and all(runs["1"][1])
