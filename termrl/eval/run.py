@@ -23,6 +23,7 @@ from termrl.actions import action_format
 from termrl.env import EnvConfig
 from termrl.eval import bad_cases, summarize
 from termrl.policies import make_policy
+from termrl.provenance import backend, harness
 from termrl.reward import SpecError, load_spec
 from termrl.reward.judge import make_judge
 from termrl.rollout.accounting import Accountant
@@ -265,14 +266,10 @@ def _changed(old: dict, new: dict) -> list[str]:
 
 
 def _stretch(agent) -> dict:
-    """This call's part of the run: when it started and, for a model loaded here, the dtype and
-    device it generates in (dtype auto decides by machine, so two stretches of one run can differ,
-    and ``_run.json`` says so)."""
-    stretch = {"started": time.time()}
-    model = getattr(agent, "model", None)
-    if model is not None and hasattr(model, "dtype"):
-        stretch.update(dtype=str(model.dtype).removeprefix("torch."), device=str(getattr(agent, "device", "")))
-    return stretch
+    """This call's part of the run: when it started, the engine and number format it generates with
+    (``termrl.provenance.backend``: dtype auto decides by machine, so two stretches of one run can
+    differ, and ``_run.json`` says so) and the harness commit (``termrl.provenance.harness``)."""
+    return {"started": time.time(), **backend(agent), "harness": harness()}
 
 
 def _precision_note(stretches: list[dict]) -> str | None:

@@ -48,6 +48,7 @@ from termrl.policies.ct2 import CT2Policy, ct2_config
 from termrl.policies.hf import HFConfig, HFPolicy, auto_dtype
 from termrl.policies.tiny import build_tiny_model, quickstart_tokenizer
 from termrl.protocols import Trajectory
+from termrl.provenance import harness
 from termrl.reward.exports.trl import ScoredBatch
 from termrl.reward.judge import make_judge
 from termrl.rollout.accounting import Accountant
@@ -801,7 +802,7 @@ def run_training(cfg: TrainConfig, resume: bool = False) -> dict:
     compute = accountant.summary()
     if world.main:
         (out / "compute.json").write_text(json.dumps(compute, indent=1))
-    results = {"algorithm": cfg.algorithm, "output_dir": str(out), "overlap": shared, "sft": sft, "training": trained,
+    results = {"algorithm": cfg.algorithm, "output_dir": str(out), "harness": harness(), "overlap": shared, "sft": sft, "training": trained,
                "heldout": after.get("heldout"), "heldout_before": before.get("heldout"),
                "transfer": after.get("transfer"), "transfer_before": before.get("transfer"),
                **before_after(before.get("heldout"), after.get("heldout"), "heldout", pairs.get("heldout")),

@@ -164,6 +164,10 @@ def test_resume_refuses_other_episode_settings_and_records_each_stretch(tmp_path
     assert termrl(*args, "--max-steps", "2").returncode == 0
     meta = json.loads((out / "_run.json").read_text())
     assert meta["max_steps"] == 2 and meta["temperature"] is None and len(meta["stretches"]) == 1
+    commit = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, check=True,
+                            cwd=Path(__file__).parent).stdout.strip()
+    stretch = meta["stretches"][0]
+    assert stretch["backend"] == "OraclePolicy" and stretch["harness"].startswith(f"git:{commit}")
     res = termrl(*args, "--max-steps", "3", "--resume")
     assert res.returncode == 2 and "max_steps: 2 now 3" in res.stderr and "Traceback" not in res.stderr
     res = termrl(*args, "--max-steps", "2", "--temperature", "0.7", "--resume")
@@ -188,7 +192,7 @@ def test_a_stretch_in_another_dtype_than_the_runs_earlier_ones_is_said(tmp_path)
     res = termrl(*args)
     assert res.returncode == 0, res.stderr
     meta = json.loads((out / "_run.json").read_text())
-    assert [(s["dtype"], s["device"]) for s in meta["stretches"]] == [("float32", "cpu")]
+    assert [(s["backend"], s["dtype"], s["device"]) for s in meta["stretches"]] == [("transformers", "float32", "cpu")]
     assert "warning" not in res.stderr
     meta["stretches"][0]["dtype"] = "bfloat16"  # as a machine where --dtype auto chose bfloat16 recorded it
     (out / "_run.json").write_text(json.dumps(meta))

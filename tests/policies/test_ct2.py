@@ -266,3 +266,10 @@ def test_tuned_malloc_takes_and_leaves_the_tokens_as_they_were(model, cache):
         runs[tuned] = json.loads(done.stdout.strip().splitlines()[-1])
     assert runs["0"][0] is None and runs["1"][0] is True  # untouched, then taken (glibc)
     assert runs["0"][1] == runs["1"][1] and all(runs["1"][1])
+
+
+def test_stores_record_it_as_ctranslate2_with_its_compute_type(ct2, hf):
+    from termrl.provenance import backend
+
+    assert backend(ct2) == {"backend": "ctranslate2", "compute_type": "float32"}
+    assert backend(hf) == {"backend": "transformers", "dtype": "float32", "device": "cpu"}
