@@ -12,6 +12,23 @@ M05=${M05:-$HOME/.cache/termrl/models/qwen2.5-coder-0.5b-instruct}
 M15=${M15:-$HOME/.cache/termrl/models/qwen2.5-coder-1.5b-instruct}
 TRAIN=results/registered-train
 export TERMRL_DATASETS=${TERMRL_DATASETS:-$(cd .. && pwd)/shared/datasets}
+# The harness every step runs (amendment 2 of REGISTRATION.md): termrl's code at this commit, from a
+# worktree beside this checkout, whatever this checkout holds now. Its Python is a venv of its own
+# that sees this checkout's .venv packages but not its editable termrl; -P keeps the working
+# directory off sys.path, so `import termrl` finds only the worktree's.
+HARNESS=daeb2b0545d5fa68d3b4d3404c5c66f3ee8fe571
+W=${TERMRL_HARNESS_DIR:-$(cd .. && pwd)/termrl-harness-${HARNESS:0:7}}
+if [ ! -d "$W/termrl" ]; then
+  git worktree add --detach "$W" "$HARNESS" >&2
+fi
+if [ ! -x "$W/.venv/bin/python" ]; then
+  "$(.venv/bin/python -c 'import sys; print(sys._base_executable)')" -m venv --without-pip "$W/.venv"
+  site=$("$W/.venv/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
+  .venv/bin/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])' > "$site/termrl-main-packages.pth"
+fi
+export PYTHONPATH="$W"
+TERMRL=("$W/.venv/bin/python" -P -m termrl)
+echo "registered test: harness $("$W/.venv/bin/python" -P -c 'import termrl.provenance as p; print(p.harness(), "from", p.PACKAGE)')" >&2
 # the registered sets: T, the six families' held-out templates at level 1; X1 and X3, HumanEval
 T="logs-count@1:heldout:0-39+csv-aggregate@1:heldout:0-39+py-function@1:heldout:0-39+c-fix-bug@1:heldout:0-39"
 T="$T+json-transform@1:heldout:0-39+shell-files@1:heldout:0-39"
@@ -26,7 +43,7 @@ play() {  # NAME MODEL_DIR: the model on T, X1 and X3, greedy, CTranslate2 int8
     esac
     mkdir -p "$R/$name"
     echo "registered test: $name on $set ($suite, $steps replies)" >&2
-    nice -n 10 .venv/bin/termrl eval --policy "ct2:$model" --suite "$suite" --max-steps "$steps" --time-limit 900 \
+    nice -n 10 "${TERMRL[@]}" eval --policy "ct2:$model" --suite "$suite" --max-steps "$steps" --time-limit 900 \
       --temperature 0 --max-new-tokens 384 --stop-at-action --action-format tool_call --workers 8 \
       --out "$R/$name/$set" --resume --json > "$R/$name/$set.json"
   done
@@ -38,7 +55,7 @@ step() {
       bash ../shared/tools/qwen2.5-coder-0.5b.sh "$M05" >&2
       bash ../shared/tools/qwen-coder-1.5b.sh "$M15" >&2 ;;
     base-0.5b) play base-0.5b "$M05" ;;
-    train) nice -n 10 .venv/bin/termrl train configs/registered-0.5b.toml --json --resume > "$R/train.json" ;;
+    train) nice -n 10 "${TERMRL[@]}" train configs/registered-0.5b.toml --json --resume > "$R/train.json" ;;
     sft-0.5b) play sft-0.5b "$TRAIN/sft" ;;
     rl-0.5b) play rl-0.5b "$TRAIN/final" ;;
     base-1.5b) play base-1.5b "$M15" ;;
