@@ -31,7 +31,10 @@ Differences from ``HFPolicy``:
   system time for 1,600 tokens. ``tune_malloc`` (on unless ``CT2Config.tune_malloc`` is off) sets
   this process's malloc to one arena that keeps up to 1 GiB of freed memory, once, before the
   first generator: the same batch then made 0.5 million faults, 2.3x the tokens a second, the
-  same tokens (``bench/ct2_speed.py malloc``).
+  same tokens (``bench/ct2_speed.py malloc``). glibc takes the arena limit only until a first
+  thread needs an arena of its own, so ``termrl eval`` and ``termrl train`` also start with
+  ``MALLOC_ARENA_MAX=1`` (``termrl.cli.restart_with_malloc_arena``); a process of your own that
+  has run threads before loading a policy should set it in its environment.
 """
 
 from __future__ import annotations

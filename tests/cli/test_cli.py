@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -183,3 +184,20 @@ def test_help_shows_flags_without_a_value():
     assert "<bool>" not in res.stdout and set(lines) == {"--json", "--help"}
     spec = next(line for line in termrl("eval", "--help").stdout.splitlines() if "--spec" in line)
     assert "<str>" in spec  # an option that takes a value still says what
+
+
+def test_generating_commands_start_with_one_malloc_arena():
+    """glibc fixes its arena limit when a first thread needs an arena: eval and train restart once
+    with MALLOC_ARENA_MAX=1 (CTranslate2's decoding otherwise page-faults its buffers every step)."""
+    code = ("import os, sys; from termrl.cli import restart_with_malloc_arena\n"
+            "restart_with_malloc_arena(sys.argv[1:]); print(os.environ.get('MALLOC_ARENA_MAX'))")
+    clean = {k: v for k, v in os.environ.items() if k not in ("MALLOC_ARENA_MAX", "TERMRL_TUNE_MALLOC")}
+
+    def arena(*args: str, **env: str) -> str:
+        return subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, timeout=60,
+                              check=True, env={**clean, **env}).stdout.strip()
+
+    assert arena("eval", "--policy", "ct2:x") == "1" and arena("train", "c.toml") == "1"
+    assert arena("tasks", "list") == "None"
+    assert arena("eval", TERMRL_TUNE_MALLOC="0") == "None"
+    assert arena("eval", MALLOC_ARENA_MAX="4") == "4"  # the user's own setting stands
