@@ -39,6 +39,6 @@ else
   say "installing CPU PyTorch (torch 2.13.0)"
   .venv/bin/pip install -q --disable-pip-version-check torch==2.13.0  # the CPU build
 fi
-say "installing termrl and its dependencies (pip install -e '.[dev,train,ray,fast]'; fast is CTranslate2, a 43 MB wheel)"
-.venv/bin/pip install -q --disable-pip-version-check -e '.[dev,train,ray,fast]'
+say "installing termrl and its dependencies (pip install -e '.[dev,train,ray,fast,serve]'; fast is CTranslate2, a 43 MB wheel; serve is openenv-core)"
+.venv/bin/pip install -q --disable-pip-version-check -e '.[dev,train,ray,fast,serve]'
 echo "setup: done. termrl is at .venv/bin/termrl"

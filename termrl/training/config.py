@@ -172,6 +172,12 @@ class GRPOSection:
     verifier_workers: int = 0
     """Warm verification sandboxes the episodes' hidden tests run on (``VerifierPool``); 0: each
     episode is verified in a sandbox of its own. Ignored with ``ray.address``."""
+    remote: list[str] = field(default_factory=list)
+    """``termrl serve`` servers that play the episodes instead of this process, e.g.
+    ["http://10.0.0.7:8000"] (each episode on the next, in turn). Each must serve the training
+    tasks (``--suite`` as ``tasks.train``); the rewards are still scored here, by this run's spec."""
+    remote_token_env: str = "TERMRL_SERVE_TOKEN"
+    """The environment variable holding the servers' bearer token (unset: none is sent)."""
 
 
 @dataclass
@@ -382,6 +388,8 @@ def _coerce(value: Any, hint: Any, where: str, source: str) -> Any:
         hint = next(a for a in args if a is not type(None))
     if origin is dict and isinstance(value, dict):
         return {str(k): _coerce(v, args[1], f"{where}.{k}", source) for k, v in value.items()}
+    if origin is list and isinstance(value, list):
+        return [_coerce(v, args[0], f"{where}[{i}]", source) for i, v in enumerate(value)]
     if hint is float and isinstance(value, int) and not isinstance(value, bool):
         return float(value)
     if isinstance(hint, type) and isinstance(value, hint) and not (hint is int and isinstance(value, bool)):
@@ -466,6 +474,13 @@ def _check(cfg: TrainConfig, source: str) -> None:
             raise bad(name, "must be 0 or more")
     if cfg.grpo.num_iterations < 1:
         raise bad("grpo.num_iterations", "must be at least 1")
+    for i, url in enumerate(cfg.grpo.remote):
+        if not url.startswith(("http://", "https://", "ws://", "wss://")):
+            raise bad(f"grpo.remote[{i}]", f"{url!r} is not a server url; write it as \"http://HOST:PORT\", "
+                                            "where termrl serve listens")
+    if cfg.grpo.remote and cfg.algorithm != "grpo":
+        raise bad("grpo.remote", f"plays GRPO's episodes; algorithm {cfg.algorithm!r} plays its own "
+                                 "(leave grpo.remote empty)")
     if cfg.sft.source not in SFT_SOURCES:
         raise bad("sft.source", f"{cfg.sft.source!r} is not one of {', '.join(SFT_SOURCES)}")
     if cfg.sft.steps and not cfg.sft.tasks:

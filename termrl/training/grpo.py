@@ -50,7 +50,7 @@ verification, detection and reward time are counted apart.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 
 from termrl.actions import NATIVE_PROMPT
 from termrl.env import EnvConfig
@@ -104,7 +104,8 @@ def train_grpo(model, tokenizer, tasks, spec: RewardSpec | str, args, peft_confi
                env_config: EnvConfig | None = None, workers: int = 1, system_prompt: str = GRPO_PROMPT,
                on_batch: Callable[[ScoredBatch], None] | None = None,
                resume_from_checkpoint: str | bool | None = None, verifier: Verifier | None = None,
-               judge: Judge | None = None, print_logs: bool = True):
+               judge: Judge | None = None, print_logs: bool = True, remote: Sequence[str] = (),
+               remote_token: str | None = None):
     """Train ``model`` with GRPO on ``tasks``; returns the ``GRPOTrainer`` after training.
 
     ``model``: a causal LM (or a path); ``tokenizer``: its tokenizer, whose chat template must
@@ -123,7 +124,12 @@ def train_grpo(model, tokenizer, tasks, spec: RewardSpec | str, args, peft_confi
     ``PoolVerifier(RayVerifierPool(...))``: on a Ray cluster). ``judge``: a
     ``termrl.reward.judge.ModelJudge`` reading each passing episode (a spec's ``judge``
     component). ``print_logs``: keep transformers' ``PrinterCallback`` (each step's logs printed
-    on stdout; ``termrl train`` reports progress by its own callback). Every sandbox is closed when this returns, also when training raises. The run's
+    on stdout; ``termrl train`` reports progress by its own callback). ``remote``: urls of
+    ``termrl serve`` servers that play the episodes instead of this process
+    (``termrl.serve.client.RemoteEnvironmentFactory``; ``remote_token``: their bearer token): the
+    same tools, observations and outcomes, scored here by the same reward functions; the servers
+    run with their own limits and sandboxes, so ``env_config``, ``verifier`` and ``judge`` are
+    theirs. Every sandbox is closed when this returns, also when training raises. The run's
     ``BatchScorer`` (one per run: it finishes and scores each batch once) is
     ``trainer.reward_funcs[0].scorer``.
     """
@@ -134,8 +140,13 @@ def train_grpo(model, tokenizer, tasks, spec: RewardSpec | str, args, peft_confi
     dataset = tasks if isinstance(tasks, Dataset) else Dataset.from_list(task_rows(tasks, system_prompt))
     if "task_id" not in dataset.column_names:
         raise ValueError("the dataset needs a 'task_id' column (and a 'prompt' column); build it with task_rows")
-    factory = EnvironmentFactory(env_config, accountant.phase if accountant is not None else None,
-                                 verifier=verifier, judge=judge)
+    phase = accountant.phase if accountant is not None else None
+    if remote:
+        from termrl.serve.client import RemoteEnvironmentFactory  # heavy: openenv-core
+
+        factory = RemoteEnvironmentFactory(remote, remote_token, phase)
+    else:
+        factory = EnvironmentFactory(env_config, phase, verifier=verifier, judge=judge)
     funcs = trl_reward_funcs(spec, workers=workers, num_generations=args.num_generations,
                              max_tool_calling_iterations=args.max_tool_calling_iterations, accountant=accountant,
                              on_batch=on_batch)

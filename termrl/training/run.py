@@ -447,7 +447,8 @@ def run_grpo(cfg: TrainConfig, out: Path, model_dir: Path, accountant: Accountan
                              [progress_callback("GRPO", ("reward",))], env_config=_env(cfg), workers=g.workers,
                              system_prompt=_rollout_prompt(cfg), on_batch=_rollout_recorder(store), verifier=verifier,
                              judge=_judge(cfg, out), resume_from_checkpoint=str(checkpoint) if checkpoint else None,
-                             print_logs=False)
+                             print_logs=False, remote=g.remote,
+                             remote_token=os.environ.get(g.remote_token_env) or None)
     _save(trainer, tokenizer, out / "final")
     scorer = trainer.reward_funcs[0].scorer
     rewards = [e["reward"] for e in trainer.state.log_history if "reward" in e]
