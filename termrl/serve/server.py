@@ -75,10 +75,14 @@ class Served:
         self.spec = as_spec(self.spec) if self.spec is not None else None
         self.by_id: dict[str, Task] = {t.id: t for t in self.tasks}
         self._turn = itertools.count()
+        self.resets = 0
+        """Episodes asked for so far (resets), in every session."""
         self._lock = threading.Lock()
 
     def pick(self, task_id: str | None, seed: int | None) -> Task:
         """The task a reset asks for: by id, else the ``seed``-th (modulo), else the next in turn."""
+        with self._lock:
+            self.resets += 1
         if task_id is not None:
             task = self.by_id.get(task_id)
             if task is None:

@@ -94,3 +94,39 @@ def test_a_server_that_is_gone_is_a_harness_failure_never_a_zero(tmp_path):
     env = RemoteToolEnv(url)  # nothing listens there now: the reset itself fails, unscored
     assert "not scored" in env.reset(task_id=HELLO.id)
     assert episode_outcome(env).total is None
+
+
+@pytest.mark.sandbox
+def test_termrl_train_with_remote_servers_reproduces_the_in_process_run(tmp_path):
+    """``[grpo] remote``: the same tiny run (configs/tiny-grpo.toml) through ``termrl train``'s own
+    path, in-process and on a server serving its training tasks with its episode limits."""
+    import copy
+    import tomllib
+    from pathlib import Path
+
+    from safetensors.torch import load_file
+
+    from termrl.training.config import load_config
+    from termrl.training.run import _env, run_training, train_tasks
+
+    base = tomllib.loads((Path(__file__).parents[2] / "configs" / "tiny-grpo.toml").read_text())
+    base["eval"]["before"] = False
+    results = {}
+    for name in ("local", "remote"):
+        data = copy.deepcopy(base)
+        data["output_dir"] = str(tmp_path / name)
+        cfg = load_config(data=data)
+        if name == "local":
+            results[name] = run_training(cfg)
+            continue
+        served = Served(train_tasks(cfg), spec=None, env=_env(cfg))
+        with running(served) as url:
+            data["grpo"]["remote"] = [url]
+            results[name] = run_training(load_config(data=data))
+        assert served.resets == 4  # 2 steps of 2 rollouts: every episode played on the server
+    assert results["local"]["training"]["steps"] == results["remote"]["training"]["steps"] == 2
+    logged = {name: [(e.get("reward"), e.get("loss")) for e in r["training"]["log"]] for name, r in results.items()}
+    assert logged["local"] == logged["remote"] and logged["local"]
+    local, remote = (load_file(tmp_path / name / "final" / "model.safetensors") for name in ("local", "remote"))
+    assert local.keys() == remote.keys() and all(torch.equal(local[k], remote[k]) for k in local)
+    assert results["local"]["heldout"]["pass@1"] == results["remote"]["heldout"]["pass@1"]
