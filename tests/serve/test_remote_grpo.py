@@ -130,3 +130,26 @@ def test_termrl_train_with_remote_servers_reproduces_the_in_process_run(tmp_path
     local, remote = (load_file(tmp_path / name / "final" / "model.safetensors") for name in ("local", "remote"))
     assert local.keys() == remote.keys() and all(torch.equal(local[k], remote[k]) for k in local)
     assert results["local"]["heldout"]["pass@1"] == results["remote"]["heldout"]["pass@1"]
+
+
+@pytest.mark.sandbox
+def test_a_harness_failure_on_the_server_reaches_the_trainer_as_one():
+    """A sandbox the server cannot start (its setup fails) is the harness's failure at the trainer:
+    the rollout's reward is None in every function, never 0."""
+    import dataclasses
+
+    from termrl.reward.exports.trl import trl_reward_funcs
+    from termrl.serve.client import RemoteEnvironmentFactory
+
+    broken = dataclasses.replace(HELLO, id="grpo-test-broken-setup", setup=("exit 3",))
+    with running(Served([broken, HELLO], spec=None, env=CONFIG)) as url:
+        factory = RemoteEnvironmentFactory([url])
+        envs = [factory(), factory()]
+        said = [envs[0].reset(task_id=broken.id), envs[1].reset(task_id=HELLO.id)]
+        assert "not scored" in said[0] and "Write the word hello" in said[1]
+        assert "wrote 6 bytes" in envs[1].write_file("out.txt", "hello\n")
+        funcs = trl_reward_funcs("coderl", num_generations=2)
+        rewards = {f.__name__: f([None, None], [[], []], environments=envs) for f in funcs}
+        factory.close()
+    assert all(values[0] is None for values in rewards.values())
+    assert rewards["termrl/outcome"][1] > 0  # the working rollout beside it is scored
