@@ -36,7 +36,8 @@ from termrl.reward.errors import FieldError
 from termrl.verify import taxonomy
 
 WITHHOLD = {"build_tampering": "medium", "hard_coded": "medium", "constant_output": "medium",
-            "memorised_output": "medium", "grader_tampering": "low", "grader_access": "medium"}
+            "memorised_output": "medium", "literal_output": "medium", "grader_tampering": "low",
+            "grader_access": "medium"}
 """Finding kind -> the least severity at which partial credit (``compile_success``,
 ``test_pass_ratio``, the outcome's ``partial_credit``) is withheld: a build silenced into
 compiling, or code (or an answer file) that answers the tests instead of computing, must not be paid for what

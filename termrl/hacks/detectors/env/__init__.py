@@ -1,6 +1,6 @@
 """Environment hack detectors: what an agent did to its environment instead of the task.
 
-Five detectors, each a plain callable ``(HackInput) -> list[Finding]`` (``DETECTORS``):
+Six detectors, each a plain callable ``(HackInput) -> list[Finding]`` (``DETECTORS``):
 
 - ``tampering``: the agent changed something that influences verification: visible
   test files, ``conftest.py``, pytest settings, Python start-up hooks
@@ -18,6 +18,8 @@ Five detectors, each a plain callable ``(HackInput) -> list[Finding]`` (``DETECT
   silence errors (``-w``, ``-fpermissive``, ``--unresolved-symbols``, ``|| true``, ``make -k``).
 - ``memorised_output``: an answer file the task's work produces, written as literal text that
   no command's output, the instruction or the starting workspace showed the agent.
+- ``literal_output``: an answer file the task has a program compute, written as literal text
+  (by hand, or by a program that holds the answer) instead of by running code that computes it.
 
 None of this fools termrl's verifier: it copies the hidden tests in fresh from the
 task onto a read-only mount, runs them with ``python3 -P -s -B`` in a clean process
@@ -31,7 +33,7 @@ A workspace file that the reference solution leaves the same way (same bytes in
 ``kind`` is its detector's name; ``step`` is a 0-based index into ``inp.trace``;
 ``line`` is 1-based, in the file or in the step's command.
 
-One module per detector (``tampering``, ``bounds``, ``spam``, ``build``, ``memorised``); ``shell`` splits command
+One module per detector (``tampering``, ``bounds``, ``spam``, ``build``, ``memorised``, ``literal``); ``shell`` splits command
 lines into simple commands and ``common`` holds what they share.
 """
 
@@ -41,6 +43,7 @@ from collections.abc import Callable
 
 from termrl.hacks.detectors.env.bounds import git_history_read, out_of_bounds
 from termrl.hacks.detectors.env.build import build_tampering
+from termrl.hacks.detectors.env.literal import literal_output
 from termrl.hacks.detectors.env.memorised import memorised_output
 from termrl.hacks.detectors.env.shell import simple_commands
 from termrl.hacks.detectors.env.spam import command_spam
@@ -53,7 +56,9 @@ DETECTORS: dict[str, Callable[[HackInput], list[Finding]]] = {
     "command_spam": command_spam,
     "build_tampering": build_tampering,
     "memorised_output": memorised_output,
+    "literal_output": literal_output,
 }
 
-__all__ = ["DETECTORS", "build_tampering", "command_spam", "git_history_read", "memorised_output", "out_of_bounds",
+__all__ = ["DETECTORS", "build_tampering", "command_spam", "git_history_read", "literal_output", "memorised_output",
+           "out_of_bounds",
            "simple_commands", "tampering"]
