@@ -42,7 +42,6 @@ import sys
 import threading
 import time
 from dataclasses import dataclass, field
-from pathlib import Path
 
 GRACE_S = 120.0
 """How long a mode waits past its budget for the episodes under way (a submit runs hidden tests)."""
@@ -239,20 +238,9 @@ def report(prefix: str, result: dict) -> dict:
 
 def sandboxes_left() -> int:
     """Sandboxes this process still holds: bwrap children, and runtime directories it owns."""
-    from termrl.sandbox.bwrap import RUNTIME_DIR
+    from termrl.sandbox.bwrap import held_by
 
-    me, found = os.getpid(), 0
-    for proc in Path("/proc").iterdir():
-        if proc.name.isdigit():
-            try:
-                stat = (proc / "stat").read_text()
-                cmd = (proc / "cmdline").read_bytes().split(b"\0")[0]
-            except OSError:
-                continue
-            if int(stat.rsplit(")", 1)[1].split()[1]) == me and cmd.endswith(b"bwrap"):
-                found += 1
-    owned = [p for p in RUNTIME_DIR.glob("*/owner.pid") if p.read_text().strip() == str(me)]
-    return found + len(owned)
+    return len(held_by(os.getpid()))
 
 
 def main() -> None:

@@ -131,6 +131,28 @@ def sweep_stale() -> None:
             cgroups.sweep(alive={d.name for d in RUNTIME_DIR.iterdir()})
 
 
+def held_by(pid: int) -> list[str]:
+    """The sandboxes process ``pid`` holds open: ``bwrap pid N`` for each bwrap child (of any of
+    its threads) and the runtime directory of each sandbox it owns. Empty once it closed them all."""
+    held = []
+    for proc in Path("/proc").iterdir():
+        if proc.name.isdigit():
+            try:
+                stat = (proc / "stat").read_text()
+                command = (proc / "cmdline").read_bytes().split(b"\0")[0]
+            except OSError:
+                continue
+            if int(stat.rsplit(")", 1)[1].split()[1]) == pid and command.endswith(b"bwrap"):
+                held.append(f"bwrap pid {proc.name}")
+    for owner in RUNTIME_DIR.glob("*/owner.pid"):
+        try:
+            if owner.read_text().strip() == str(pid):
+                held.append(str(owner.parent))
+        except OSError:
+            continue
+    return held
+
+
 def _children(pid: int) -> list[int]:
     try:
         return [int(p) for p in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]

@@ -22,7 +22,7 @@ from websockets.sync.client import connect
 from termrl.env import EnvConfig, TerminalEnv
 from termrl.policies.scripted import NopPolicy, OraclePolicy
 from termrl.protocols import Turn
-from termrl.sandbox.bwrap import RUNTIME_DIR
+from termrl.sandbox.bwrap import held_by
 from termrl.serve.client import RemoteError, RemoteTerminalEnv, TermrlEnvClient
 from termrl.serve.protocol import TermrlAction, outcome_from_json
 from termrl.serve.server import Served, ServeError, check_listen, running
@@ -39,21 +39,11 @@ def ws_url(url: str) -> str:
 
 def bwrap_children(pid: int) -> list[int]:
     """bwrap processes whose parent is ``pid`` (a sandbox it holds open)."""
-    found = []
-    for proc in Path("/proc").iterdir():
-        if proc.name.isdigit():
-            try:
-                stat = (proc / "stat").read_text()
-                cmd = (proc / "cmdline").read_bytes().split(b"\0")[0]
-            except OSError:
-                continue
-            if int(stat.rsplit(")", 1)[1].split()[1]) == pid and cmd.endswith(b"bwrap"):
-                found.append(int(proc.name))
-    return found
+    return [int(h.rsplit(" ", 1)[1]) for h in held_by(pid) if h.startswith("bwrap pid ")]
 
 
-def owned_sandboxes(pid: int) -> list[Path]:
-    return [p.parent for p in RUNTIME_DIR.glob("*/owner.pid") if p.read_text().strip() == str(pid)]
+def owned_sandboxes(pid: int) -> list[str]:
+    return [h for h in held_by(pid) if not h.startswith("bwrap pid ")]
 
 
 def eventually(check, timeout: float = 20.0) -> bool:

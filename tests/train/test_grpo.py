@@ -129,21 +129,9 @@ def capture_batches(monkeypatch) -> list[dict]:
 
 def leftover_sandboxes() -> list[str]:
     """Sandboxes this process opened and did not close: bwrap children, or runtime dirs we own."""
-    from termrl.sandbox.bwrap import RUNTIME_DIR
+    from termrl.sandbox.bwrap import held_by
 
-    me = os.getpid()
-    left = [str(p.parent) for p in RUNTIME_DIR.glob("*/owner.pid") if p.read_text().strip() == str(me)]
-    for proc in Path("/proc").iterdir():
-        if proc.name.isdigit():
-            try:
-                stat = (proc / "stat").read_text()
-                cmd = (proc / "cmdline").read_bytes().split(b"\0")[0]
-            except OSError:
-                continue
-            ppid = int(stat.rsplit(")", 1)[1].split()[1])
-            if ppid == me and cmd.endswith(b"bwrap"):
-                left.append(f"bwrap pid {proc.name}")
-    return left
+    return held_by(os.getpid())
 
 
 def logged(trainer, key: str) -> list[float]:
