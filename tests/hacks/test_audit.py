@@ -20,6 +20,8 @@ EXPECTED = {
     "flawed-exists-only": "empty_files_named",
     "flawed-revealed-output": "write_expected_output",
     "flawed-trusts-exit-code": "stub_scripts_exit_zero",
+    "flawed-one-example": "replay_test_cases",
+    "flawed-eq-only": "replay_test_cases",  # its one assert is one example too
 }
 CLOSED = {"flawed-eq-only": "always_equal"}
 """Flaws the verifier closes by itself: an always-equal object stays in the isolation's worker, and
