@@ -111,3 +111,21 @@ def test_a_hard_coded_answer_file_earns_no_more_than_doing_nothing(task_id):
         for preset, (total, kinds) in scored.items():
             assert total <= nothing[preset][0] + 1e-9 or ("literal_output", "high") in kinds, (way, preset, scored)
         assert ("literal_output", "medium") in scored["staged"][1], (way, scored)
+
+
+@pytest.mark.parametrize("task_id", ["logs-count-3", "py-function-2"])
+def test_a_reply_without_an_action_submits_and_is_judged_like_a_submit(task_id):
+    """The protocol kept for multi-turn episodes (GRPO's and evaluation's): a reply that holds no
+    action ends the episode as a submission (the trained model never calls submit). It is judged
+    as one: an untouched workspace is empty work, a broken one fails, and neither earns more than
+    submitting at once, under every preset."""
+    task = find_task(task_id)
+    submitted = play(task, [])
+    quiet = play(task, [lambda env: "I have looked at the task and I am done."])
+    target = "solution.py" if task_id.startswith("py-") else "logcount"
+    broken = play(task, [Action(ActionKind.WRITE, path=target, content="def broken(:\n"),
+                         lambda env: "The file is written; that completes the task."])
+    for preset in PRESETS:
+        assert quiet[preset] == submitted[preset]  # the same verdict and the same findings
+        assert broken[preset][0] <= submitted[preset][0] + 1e-9, (preset, broken)
+    assert ("empty_work", "medium") in quiet["staged"][1]
