@@ -17,7 +17,7 @@ PACKAGE = ROOT / "termrl"
 BUILTIN = PACKAGE / "tasks" / "builtin"
 
 LAYERS = [
-    ("termrl.protocols", "termrl.actions"),
+    ("termrl.protocols", "termrl.actions", "termrl.provenance"),
     ("termrl.sandbox",),
     ("termrl.tasks",),
     ("termrl.verify",),
@@ -29,6 +29,7 @@ LAYERS = [
     ("termrl.env",),
     ("termrl.rollout", "termrl.distributed"),
     ("termrl.reward.exports",),
+    ("termrl.serve",),
     ("termrl.checks",),
     ("termrl.eval",),
     ("termrl.report",),

@@ -8,6 +8,11 @@ from pathlib import Path
 import typer
 
 from termrl.cli.output import CommandConsole, say_skipped
+from termrl.env import EnvConfig
+from termrl.reward import SpecError, load_spec
+from termrl.tasks import envs
+from termrl.tasks.formats import TaskFormatError
+from termrl.tasks.suites import SuiteError, resolve
 
 err = CommandConsole(stderr=True)
 TOKEN_ENV = "TERMRL_SERVE_TOKEN"
@@ -54,12 +59,7 @@ def serve_cmd(
     max_message_mb: float = typer.Option(8.0, "--max-message-mb", help="Largest message a client may send."),
 ) -> None:
     """Serve SUITE's episodes over OpenEnv (WebSocket /ws): reset, step, state; rewards from SPEC."""
-    from termrl.env import EnvConfig
-    from termrl.reward import SpecError, load_spec
-    from termrl.serve.server import Served, ServeError, check_listen, serve
-    from termrl.tasks import envs
-    from termrl.tasks.formats import TaskFormatError
-    from termrl.tasks.suites import SuiteError, resolve
+    from termrl.serve.server import Served, ServeError, check_listen, serve  # heavy: openenv-core, fastapi
 
     token = _token(token_file)
     try:

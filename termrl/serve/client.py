@@ -22,14 +22,19 @@ refuses for its arguments (a task it does not serve) is a ``RemoteError``: a set
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import itertools
 import json
 import threading
+import urllib.request
 from collections.abc import Sequence
 from types import SimpleNamespace
 
 from openenv.core.client_types import StepResult
 from openenv.core.env_client import EnvClient
+from websockets.asyncio.client import connect
+from websockets.exceptions import ConnectionClosed
 
 from termrl.episode import Phase, harness_failure
 from termrl.protocols import Action, HarnessError, Outcome, Reply, StepRecord
@@ -61,8 +66,6 @@ class TermrlEnvClient(EnvClient[TermrlAction, TermrlObservation, TermrlState]):
     async def connect(self) -> TermrlEnvClient:
         if self._ws is not None:
             return self
-        from websockets.asyncio.client import connect  # openenv-core's transport
-
         headers = {"Authorization": f"Bearer {self._token}"} if self._token else None
         try:
             self._ws = await connect(self._ws_url, open_timeout=self._connect_timeout,
@@ -74,8 +77,6 @@ class TermrlEnvClient(EnvClient[TermrlAction, TermrlObservation, TermrlState]):
     async def _send_and_receive(self, message: dict) -> dict:
         """OpenEnv's, and when the server has already closed the session (it refuses one past its
         limit as it opens), its reason, read from what it sent before closing."""
-        from websockets.exceptions import ConnectionClosed
-
         try:
             await self._send(message)
         except ConnectionClosed:
@@ -195,14 +196,10 @@ class RemoteTerminalEnv:
         client, self.client = self.client, None
         loop = getattr(client, "_loop", None)
         if loop is not None and loop.is_running():
-            import asyncio
-
             asyncio.run_coroutine_threadsafe(client.async_client.close(), loop)
             loop.call_soon_threadsafe(loop.stop)
 
     def _timed(self, name: str):
-        import contextlib
-
         return self._phase(name) if self._phase else contextlib.nullcontext()
 
 
@@ -273,8 +270,6 @@ class RemoteEnvironmentFactory:
 
 def served_tasks(url: str, token: str | None = None) -> dict:
     """The server's ``/metadata`` (name, description), for a quick check that it is up."""
-    import urllib.request
-
     request = urllib.request.Request(url.rstrip("/") + "/metadata",
                                      headers={"Authorization": f"Bearer {token}"} if token else {})
     with urllib.request.urlopen(request, timeout=10) as answer:

@@ -37,6 +37,7 @@ from termrl.env import EnvConfig, TerminalEnv
 from termrl.episode import harness_failure
 from termrl.protocols import HarnessError, Outcome, Task
 from termrl.reward.spec import RewardSpec, as_spec
+from termrl.sandbox.bwrap import sweep_stale
 from termrl.serve.protocol import (
     TermrlAction,
     TermrlObservation,
@@ -169,8 +170,6 @@ def make_app(served: Served):
     """The FastAPI app serving ``served`` (OpenEnv's ``HTTPEnvServer`` routes, production mode),
     behind the token and size checks."""
     from fastapi import FastAPI  # heavy: fastapi (openenv-core's)
-
-    from termrl.sandbox.bwrap import sweep_stale
 
     sweep_stale()  # sandboxes a killed server left behind
     app = FastAPI(title=f"{served.name}: termrl environments (OpenEnv)")
