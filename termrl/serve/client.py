@@ -25,9 +25,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import itertools
-import json
 import threading
-import urllib.request
 from collections.abc import Sequence
 from types import SimpleNamespace
 
@@ -268,13 +266,4 @@ class RemoteEnvironmentFactory:
             env._close()
 
 
-def served_tasks(url: str, token: str | None = None) -> dict:
-    """The server's ``/metadata`` (name, description), for a quick check that it is up."""
-    request = urllib.request.Request(url.rstrip("/") + "/metadata",
-                                     headers={"Authorization": f"Bearer {token}"} if token else {})
-    with urllib.request.urlopen(request, timeout=10) as answer:
-        return json.loads(answer.read())
-
-
-__all__ = ["RemoteEnvironmentFactory", "RemoteError", "RemoteTerminalEnv", "RemoteToolEnv", "TermrlEnvClient",
-           "served_tasks"]
+__all__ = ["RemoteEnvironmentFactory", "RemoteError", "RemoteTerminalEnv", "RemoteToolEnv", "TermrlEnvClient"]

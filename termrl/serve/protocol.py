@@ -30,8 +30,6 @@ from pydantic_core import PydanticCustomError
 
 from termrl.protocols import Action, ActionKind, Ending, Evidence, Finding, Outcome, StepRecord
 
-TOOLS = ("bash", "write_file", "submit")
-
 
 class TermrlAction(OpenEnvAction):
     """One step of the agent: a reply to parse, or a tool call. Exactly one of ``reply`` and ``tool``."""
@@ -133,5 +131,5 @@ def episode_from_json(text: str) -> tuple[list[dict], list[StepRecord]]:
     return data["messages"], [StepRecord(**s) for s in data["steps"]]
 
 
-__all__ = ["TOOLS", "TermrlAction", "TermrlObservation", "TermrlState", "episode_from_json", "episode_to_json",
+__all__ = ["TermrlAction", "TermrlObservation", "TermrlState", "episode_from_json", "episode_to_json",
            "outcome_from_json", "outcome_to_json", "tool_action"]
