@@ -19,7 +19,7 @@ from pathlib import Path
 
 from termrl.checks.audit import PROGRESS_POINTS, Row, _points, audit
 from termrl.checks.exploits import EXPLOITS
-from termrl.checks.survivors import SurvivorsError, load_survivors
+from termrl.checks.survivors import SurvivorsError, few_inputs, load_survivors
 from termrl.reward import SpecError, load_spec
 from termrl.tasks import envs
 from termrl.tasks.formats import TaskFormatError
@@ -52,7 +52,8 @@ def audit_suite(suite: str, spec: str = "staged", *, exploits: Sequence[str] | N
     ``exploits``: a subset of ``EXPLOITS`` by name. ``out``: also write the report to
     ``out/audit.json`` and each task's rows to ``out/audit-rows.jsonl`` as it finishes;
     ``resume``: finish the audit stored there. ``mutants``: a ``termrl tasks strength --json``
-    report whose surviving mutants are replayed as candidate exploits. ``ray``: audit on the Ray
+    report whose surviving mutants are replayed as candidate exploits, and whose tasks tested with
+    too few inputs (``few_inputs``) are reported as ``few_inputs_tasks`` and count as test-weak. ``ray``: audit on the Ray
     cluster at this address. ``on_start(total, done)``, ``on_task(rows)``: progress;
     ``on_skip(task_id, why)``: a task that cannot be loaded or run here (logged by default).
 
@@ -90,6 +91,11 @@ def audit_suite(suite: str, spec: str = "staged", *, exploits: Sequence[str] | N
                    points=points, done=done, journal=journal, ray=ray, extra=extra)
     report.update(suite=suite, spec=spec, skipped_tasks=[task_id for task_id, _ in skipped],
                   wall_s=round(time.monotonic() - started, 3))
+    if mutants is not None:
+        audited = {t.id for t in tasks}
+        few = {tid: why for tid, why in few_inputs(Path(mutants)).items() if tid in audited}
+        report["few_inputs_tasks"] = few
+        report["test_weak_tasks"] = sorted({*report["test_weak_tasks"], *few})
     if out is not None:
         out.mkdir(parents=True, exist_ok=True)
         (out / "audit.json").write_text(json.dumps(report, indent=1))

@@ -25,7 +25,8 @@ binary only after an operand, so ``-1``, ``*p`` and ``int *p`` are left alone): 
 (``return X;`` -> ``return 0;``; not ``return NULL;``, which is the same) and ``remove`` (an
 expression statement at the top of a block -> ``;``). The lexer sees no types, so a few are not C (``return 0;`` for a struct, the sum of two
 pointers): ``termrl.checks.strength`` drops those with the host's C compiler before verifying any.
-``mutants_of(path, source)`` picks by file name.
+Shell scripts, JavaScript and build files: ``termrl.checks.shell_mutants``, whose
+``mutants_for(path, source)`` picks the mutator by file name or ``#!`` line.
 
 >>> [m.operator for m in mutants("def f(a, b):\\n    return a < b\\n")]
 ['compare', 'return']
@@ -156,11 +157,17 @@ def c_mutants(source: str) -> list[Mutant]:
     >>> [(m.operator, m.source) for m in c_mutants("int f(int a) { return a < 2; }")][:2]
     [('compare', 'int f(int a) { return a <= 2; }'), ('constant', 'int f(int a) { return a < 3; }')]
     """
-    tokens = []  # (kind, text, start, end), comments, literals and blanks left out
-    for match in _C_TOKEN.finditer(source):
-        kind = match.lastgroup
-        if kind in ("number", "word", "op"):
-            tokens.append((kind, match.group(), match.start(), match.end()))
+    tokens = [(m.lastgroup, m.group(), m.start(), m.end()) for m in _C_TOKEN.finditer(source)
+              if m.lastgroup in ("number", "word", "op")]  # comments, literals and blanks left out
+    return clike_mutants(source, tokens, keywords=C_KEYWORDS, compare=C_COMPARE, zero="return 0;", products="sure")
+
+
+def clike_mutants(source: str, tokens: list[tuple[str, str, int, int]], keywords: frozenset[str],
+                  compare: dict[str, str], zero: str, products: str) -> list[Mutant]:
+    """The operators of ``c_mutants`` over ``tokens`` (kind, text, start, end) of a language with
+    C's syntax: ``keywords`` are never operands, ``compare`` maps each comparison to its mutant,
+    ``zero`` replaces a ``return X;``, and ``products`` says which ``*`` are mutated ("all", or
+    "sure": only where an operand is a number or a bracket, as C's pointers need)."""
     found: list[Mutant] = []
 
     def add(operator: str, start: int, end: int, text: str) -> None:
@@ -170,7 +177,7 @@ def c_mutants(source: str) -> list[Mutant]:
         if i == 0:
             return False
         kind, text = tokens[i - 1][0], tokens[i - 1][1]
-        return kind == "number" or text in (")", "]") or (kind == "word" and text not in C_KEYWORDS)
+        return kind in ("number", "string") or text in (")", "]") or (kind == "word" and text not in keywords)
 
     depth = 0  # parentheses: a statement is only ever removed outside them (not a for loop's parts)
     for i, (kind, text, start, end) in enumerate(tokens):
@@ -179,23 +186,24 @@ def c_mutants(source: str) -> list[Mutant]:
             depth += 1
         elif text == ")":
             depth = max(0, depth - 1)
-        if kind == "op" and text in C_COMPARE and operand_before(i):
-            add("compare", start, end, C_COMPARE[text])
+        if kind == "op" and text in compare and operand_before(i):
+            add("compare", start, end, compare[text])
         elif kind == "op" and text in ("&&", "||"):
             add("boolean", start, end, "||" if text == "&&" else "&&")
         elif kind == "op" and text in C_ARITH and operand_before(i):
-            if text == "*" and not (tokens[i - 1][0] == "number" or tokens[i - 1][1] in (")", "]")
-                                    or (after is not None and after[0] == "number")):
+            if text == "*" and products == "sure" and not (
+                    tokens[i - 1][0] == "number" or tokens[i - 1][1] in (")", "]")
+                    or (after is not None and after[0] == "number")):
                 continue  # `a * b` or `node * n`: only a product that is surely one
             add("arith", start, end, C_ARITH[text])
-        elif kind == "number" and not text.lower().startswith("0x"):
-            digits = text.rstrip("uUlL")
+        elif kind == "number" and not text.lower().startswith(("0x", "0b", "0o")) and text.rstrip("uUlLn").isdigit():
+            digits = text.rstrip("uUlLn")
             add("constant", start, start + len(digits), str(int(digits) + 1))
-        elif kind == "word" and text == "return" and after is not None and after[1] != ";":
+        elif kind == "word" and text == "return" and after is not None and after[1] not in (";", "}"):
             close = next((j for j in range(i + 1, len(tokens)) if tokens[j][1] == ";"), None)
-            if close is not None and not (close == i + 2 and after[1] in ("0", "NULL")):  # `return 0` already
-                add("return", start, tokens[close][3], "return 0;")
-        elif kind == "word" and depth == 0 and text not in C_KEYWORDS and (i == 0 or tokens[i - 1][1] in ";{}") \
+            if close is not None and not (close == i + 2 and (zero == f"return {after[1]};" or after[1] == "NULL")):
+                add("return", start, tokens[close][3], zero)
+        elif kind == "word" and depth == 0 and text not in keywords and (i == 0 or tokens[i - 1][1] in ";{}") \
                 and after is not None and after[0] != "word" and after[1] not in (":", "*", ";"):
             close = next((j for j in range(i + 1, len(tokens)) if tokens[j][1] in (";", "{", "}")), None)
             if close is not None and tokens[close][1] == ";" and \
@@ -206,15 +214,6 @@ def c_mutants(source: str) -> list[Mutant]:
 
 
 C_SUFFIXES = (".c", ".h")
-
-
-def mutants_of(path: str, source: str) -> list[Mutant]:
-    """The mutants of the file at ``path``: Python's (``mutants``) or C's (``c_mutants``); [] for others."""
-    if path.endswith(".py"):
-        return mutants(source)
-    if path.endswith(C_SUFFIXES):
-        return c_mutants(source)
-    return []
 
 
 def _blocks(node) -> list[list[ast.stmt]]:
@@ -235,4 +234,4 @@ def spread(items: list, most: int) -> list:
     return [items[int(i * step)] for i in range(most)]
 
 
-__all__ = ["C_SUFFIXES", "Mutant", "c_mutants", "mutants", "mutants_of", "spread"]
+__all__ = ["C_SUFFIXES", "Mutant", "c_mutants", "clike_mutants", "mutants", "spread"]

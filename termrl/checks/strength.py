@@ -1,17 +1,28 @@
 """How strong a task's hidden tests are: the share of small bugs in its reference solution they catch.
 
 ``termrl tasks strength SUITE``. For every task with a reference solution: run it in a fresh
-sandbox, take the Python and C files it wrote or changed, make mutants of them
-(``termrl.checks.mutants``: operator swaps, boundary shifts, constants, removed statements and
-returns; C's from a small lexer), and verify each mutated workspace with the task's hidden tests through the warm
-verifier pool, exactly as an episode's reward is verified. A mutant the tests fail is killed; one
-they pass survives, and is a concrete wrong solution that would earn the full reward: a
-candidate exploit, listed as a diff.
+sandbox, take the code files it wrote or changed (Python, C, shell, JavaScript, Makefiles and
+CMakeLists.txt, told by name or ``#!`` line: ``termrl.checks.shell_mutants.language``), make
+mutants of them (``termrl.checks.mutants`` and ``termrl.checks.shell_mutants``: operator swaps,
+boundary shifts, constants, test flags, redirections, pipeline stages, removed statements,
+commands, prerequisites and returns), and verify each mutated workspace, permission bits kept,
+with the task's hidden tests through the warm verifier pool, exactly as an episode's reward is
+verified. A mutant the tests fail is killed; one they pass survives, and is a concrete wrong
+solution that would earn the full reward: a candidate exploit, listed as a diff.
+
+Where the reference writes no code file with a mutant (its work is the commands: ``sort``,
+``git``, ``chmod``), its own script is mutated instead (``mutated: "solution"``; here-documents
+left whole), and each mutant script is run in a fresh sandbox and verified there.
 
 The mutation score is killed / mutants verified (a mutant the harness could not verify counts in
 neither). A task scoring below ``WEAK`` is weak. Mutants per task are bounded (``max_mutants``,
 spread evenly over the files' mutants in source order). Some mutants are equivalent to the
 original (a removed statement with no effect): the score is a lower bound of the tests' strength.
+
+A single fixed example kills most mutants yet is passed by a solution that returns its one
+answer, so the distinct inputs the tests give each tested function or command are also counted
+(``termrl.checks.inputs``): too few, or only the instruction's examples, is weak too
+(``few_inputs``).
 
 For a task whose workspace holds tests the agent sees, the same mutants are also verified
 against those (``visible_score``), and their coverage measured (``visible_line_coverage``): a
@@ -26,7 +37,7 @@ which a test that clears ``PYTHONPATH`` for its child keeps), over the Python fi
 wrote. C files: gcov, every ``gcc``/``cc`` the tests run wrapped to add ``--coverage``, each build's
 ``.gcda`` data read back after the tests (a build with ``/usr/bin/gcc`` spelt out, or in a folder
 outside /tmp and the working folder, is not seen). A task is weak when its mutation score or its
-line coverage is below ``WEAK``.
+line coverage is below ``WEAK``, or its tests give too few inputs.
 """
 
 from __future__ import annotations
@@ -43,10 +54,12 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path, PurePosixPath
 
-from termrl.checks.mutants import C_SUFFIXES, mutants_of, spread
+from termrl.checks.inputs import inputs_of
+from termrl.checks.mutants import C_SUFFIXES, spread
+from termrl.checks.shell_mutants import SOLUTION, language, mutants_for, shell_mutants
 from termrl.protocols import Evidence, HarnessError, Task, TaskFile
 from termrl.sandbox.bwrap import DEFAULT_PATH
-from termrl.sandbox.workspace import snapshot
+from termrl.sandbox.workspace import exact_files, snapshot
 from termrl.tasks import pyenv
 from termrl.tasks.runtime import open_sandbox, run_solution
 from termrl.verify import unverified, verify
@@ -67,8 +80,9 @@ class Strength:
     id: str
     category: str
     status: str
-    """measured | no_reference | no_code (the solution writes no Python or C file) | reference_fails |
-    unsupported | error (the harness could not run the reference)"""
+    """measured | no_reference | no_code (neither the files the solution writes nor the solution
+    script itself has a mutant) | reference_fails | unsupported | error (the harness could not run
+    the reference)"""
     mutants: int = 0
     """Mutants verified."""
     candidates: int = 0
@@ -80,6 +94,10 @@ class Strength:
     survivors: list[dict] = field(default_factory=list)
     """{"path", "line", "operator", "diff"} of each surviving mutant."""
     reason: str = ""
+    mutated: str = "files"
+    """files (the code files the reference wrote, in any language ``language`` knows) or solution
+    (the reference's own shell script, run in a fresh sandbox for each mutant: the task's work is
+    the commands themselves)."""
     verified_in: str = "pool"
     """pool (the warm verifiers, as rewards are) or sandbox (``in_sandbox``: the solved state is more than files)."""
     visible_score: float | None = None
@@ -93,6 +111,14 @@ class Strength:
     branch_coverage: float | None = None
     """Share of its branches (both ways of each ``if``/loop) they take; None without branches."""
     coverage_note: str = ""
+    inputs: dict = field(default_factory=dict)
+    """Distinct inputs the hidden tests give each tested thing (``termrl.checks.inputs``):
+    ``{"functions": {name: n}, "commands": {name: n}}``."""
+    shared_inputs: float | None = None
+    """Share of those inputs that the instruction shows (its examples)."""
+    few_inputs: bool = False
+    """Every tested thing gets fewer than ``termrl.checks.inputs.FEW`` inputs, or only the instruction's."""
+    inputs_note: str = ""
     visible_line_coverage: float | None = None
     """``line_coverage`` by the visible tests, where ``visible_score`` was measured."""
     visible_branch_coverage: float | None = None
@@ -100,7 +126,7 @@ class Strength:
     @property
     def weak(self) -> bool:
         return (self.score is not None and self.score < WEAK) or \
-            (self.line_coverage is not None and self.line_coverage < WEAK)
+            (self.line_coverage is not None and self.line_coverage < WEAK) or self.few_inputs
 
     def to_dict(self) -> dict:
         return {**asdict(self), "weak": self.weak}
@@ -129,21 +155,41 @@ def reference_workspace(task: Task, backend: str = "bwrap") -> dict[str, bytes]:
         return snapshot(box)
 
 
-def in_sandbox(task: Task, replace: dict[str, bytes], backend: str = "bwrap") -> Evidence:
+def reference_state(task: Task, backend: str = "bwrap") -> tuple[dict[str, bytes], dict[str, int], dict[str, int]]:
+    """The workspace after the reference solution, as ``reference_workspace``, with the permission
+    bits of its files and folders where the backend can give them (``exact_files``: a script the
+    tests run keeps its execute bit in the pool's copy); ({}, {}) for those where it cannot."""
+    with open_sandbox(task, backend) as box:
+        res = run_solution(box, task)
+        if not res.ok:
+            raise HarnessError(f"the reference solution failed ({res.stop.value}, exit {res.exit_code}): "
+                               f"{(res.stdout + res.stderr)[-300:]}")
+        files = snapshot(box)
+        exact = exact_files(box)
+    if exact is None:
+        return files, {}, {}
+    return files, {p: m for p, m in exact[1].items() if p in files}, exact[2]
+
+
+def in_sandbox(task: Task, replace: dict[str, bytes], backend: str = "bwrap", modes: dict[str, int] | None = None,
+               solution: str | None = None) -> Evidence:
     """Full verification of the reference solution's own sandbox with the files of ``replace``
-    written over what it left: for tasks whose solved state is more than files (a git history,
-    links, permission bits), which the warm pool's copy of a workspace does not carry."""
+    written over what it left (keeping ``modes``, their permission bits): for tasks whose solved
+    state is more than files (a git history, links, permission bits), which the warm pool's copy
+    of a workspace does not carry. With ``solution``, that script is run instead of the
+    reference, and its exit status does not matter: the tests judge what it left."""
     try:
         box = open_sandbox(task, backend)
     except HarnessError as e:
         return unverified(task.id, e)
     try:
         before = snapshot(box)
-        res = run_solution(box, task)
-        if not res.ok:
+        res = run_solution(box, task if solution is None else dataclasses.replace(task, solution=solution))
+        if solution is None and not res.ok:
             return unverified(task.id, HarnessError(f"the reference solution failed ({res.stop.value}, "
                                                     f"exit {res.exit_code})"))
-        box.put_files(task.workdir, {path: TaskFile(data) for path, data in replace.items()})
+        box.put_files(task.workdir, {path: TaskFile(data, (modes or {}).get(path, 0o644))
+                                     for path, data in replace.items()})
         return verify(task, box, before=before, static=False)
     except HarnessError as e:
         return unverified(task.id, e)
@@ -283,15 +329,21 @@ def measure(task: Task, pool, max_mutants: int = MAX_MUTANTS, backend: str = "bw
 
 
 def _mutate(task: Task, pool, max_mutants: int, backend: str, row: Strength) -> None:
-    solved = reference_workspace(task, backend)
+    solved, modes, folders = reference_state(task, backend)
     initial = {p: f.data for p, f in task.workspace.items()}
-    written = sorted(p for p, data in solved.items()
-                     if p.endswith((".py", *C_SUFFIXES)) and initial.get(p) != data
-                     and not GENERATED.intersection(PurePosixPath(p).parts))
-    if not written:
-        row.status, row.reason = "no_code", "the reference solution writes no Python or C file"
+    builds = {PurePosixPath(p).parent for p in solved if PurePosixPath(p).name == "CMakeCache.txt"}
+    kinds = {p: language(p, data) for p, data in solved.items()
+             if initial.get(p) != data and not GENERATED.intersection(PurePosixPath(p).parts)
+             and not builds.intersection(PurePosixPath(p).parents)}  # what CMake generated is no one's code
+    written = sorted(p for p, kind in kinds.items() if kind)
+    texts = {p: solved[p].decode("utf-8", "replace") for p in written}
+    candidates = [(path, m) for path in written
+                  for m in _compiling(path, kinds[path], texts[path], mutants_for(path, texts[path], kinds[path]),
+                                      solved)]
+    if not candidates:
+        _mutate_solution(task, pool, max_mutants, backend, row)
         return
-    reference = pool.verify_files(task, solved)
+    reference = pool.verify_files(task, solved, modes=modes, folders=folders)
     if not (reference.verified and reference.passed):  # more than files: a git history, links, modes
         row.verified_in = "sandbox"
         reference = in_sandbox(task, {}, backend)
@@ -300,20 +352,55 @@ def _mutate(task: Task, pool, max_mutants: int, backend: str, row: Strength) -> 
         row.reason = "the reference solution does not pass its own hidden tests" \
             if reference.verified else f"the harness could not verify the reference: {reference.verify_error}"
         return
-    covered = coverage_of(task, solved, written, backend)
+    measured = [p for p in written if kinds[p] in ("python", "c")]
+    covered = coverage_of(task, solved, measured, backend) if measured else \
+        {"note": "coverage is measured for Python and C code only"}
     row.line_coverage, row.branch_coverage = covered.get("lines"), covered.get("branches")
     row.coverage_note = covered.get("note", "")
-    texts = {p: solved[p].decode("utf-8", "replace") for p in written}
-    candidates = [(path, m) for path in written for m in _compiling(path, texts[path], mutants_of(path, texts[path]),
-                                                                   solved)]
+    programs = [p for p in kinds if kinds[p] in ("shell", "javascript") or modes.get(p, 0) & 0o111
+                or solved[p].startswith(b"#!")]
+    _inputs(task, solved, [p for p in written if p.endswith(".py")], programs, backend, row)
     chosen = spread(candidates, max_mutants)
     if row.verified_in == "pool":
-        evidence = pool.map([(task, {**solved, path: m.source.encode()}) for path, m in chosen])
-        _against_visible(task, pool, solved, chosen, row, written, backend)
+        evidence = pool.map([(task, {**solved, path: m.source.encode()}, None, modes, folders) for path, m in chosen])
+        _against_visible(task, pool, solved, chosen, row, measured, backend)
     else:
         with ThreadPoolExecutor(pool.workers) as threads:
-            evidence = list(threads.map(lambda job: in_sandbox(task, {job[0]: job[1].source.encode()}, backend),
-                                        chosen))
+            evidence = list(threads.map(lambda job: in_sandbox(task, {job[0]: job[1].source.encode()}, backend,
+                                                               modes), chosen))
+    _count(row, candidates, chosen, evidence, texts)
+
+
+def _inputs(task: Task, solved: dict[str, bytes], code: list[str], programs: list[str], backend: str,
+            row: Strength) -> None:
+    found = inputs_of(task, solved, code, programs, backend)
+    row.inputs = {"functions": found.functions, "commands": found.commands}
+    row.shared_inputs, row.few_inputs, row.inputs_note = found.shared, found.few, found.note
+
+
+def _mutate_solution(task: Task, pool, max_mutants: int, backend: str, row: Strength) -> None:
+    """Mutants of the reference's own script (``shell_mutants``: its here-documents left whole),
+    each run in a fresh sandbox and verified there, for a task whose work is the commands."""
+    row.mutated, row.verified_in = "solution", "sandbox"
+    script = task.solution or ""
+    candidates = [(SOLUTION, m) for m in _compiling(SOLUTION, "shell", script, shell_mutants(script), {})]
+    if not candidates:
+        row.status, row.reason = "no_code", "neither the files the reference writes nor its script have a mutant"
+        return
+    reference = in_sandbox(task, {}, backend, solution=script)
+    if not reference.verified or not reference.passed:
+        row.status = "reference_fails" if reference.verified else "error"
+        row.reason = "the reference solution does not pass its own hidden tests" \
+            if reference.verified else f"the harness could not verify the reference: {reference.verify_error}"
+        return
+    row.coverage_note = "the reference's work is its commands: no code to measure coverage of"
+    chosen = spread(candidates, max_mutants)
+    with ThreadPoolExecutor(pool.workers) as threads:
+        evidence = list(threads.map(lambda job: in_sandbox(task, {}, backend, solution=job[1].source), chosen))
+    _count(row, candidates, chosen, evidence, {SOLUTION: script})
+
+
+def _count(row: Strength, candidates: list, chosen: list, evidence: list[Evidence], texts: dict[str, str]) -> None:
     row.candidates = len(candidates)
     for (path, mutant), ev in zip(chosen, evidence):
         if not ev.verified:
@@ -325,18 +412,23 @@ def _mutate(task: Task, pool, max_mutants: int, backend: str, row: Strength) -> 
             row.killed += 1
     row.mutants = row.killed + len(row.survivors)
     row.score = round(row.killed / row.mutants, 4) if row.mutants else None
-    if not candidates:
-        row.reason = "its code files have no mutable code"
 
 
-def _compiling(path: str, text: str, found: list, solved: dict[str, bytes]) -> list:
-    """``found`` less the C mutants that do not compile (``cc -fsyntax-only``, the solved
-    workspace's folders on the include path): the lexer cannot tell ``return t;`` of a struct or
-    ``s - start`` of two pointers from a number's, and a mutant that fails the build would count as
-    killed. Python's mutants are compiled already; without a C compiler here, or when the original
-    does not compile alone (a header made by the build), all are kept."""
+def _compiling(path: str, kind: str, text: str, found: list, solved: dict[str, bytes]) -> list:
+    """``found`` less the mutants that do not parse: shell's by ``bash -n``, JavaScript's by
+    ``node --check``, C's by ``cc -fsyntax-only`` (the solved workspace's folders on the include
+    path: the lexer cannot tell ``return t;`` of a struct or ``s - start`` of two pointers from a
+    number's, and a mutant that fails the build would count as killed). Python's are compiled
+    already; without the tool here, or when the original does not parse alone (a header made by the
+    build), all are kept."""
+    if kind == "shell":
+        return _parsing(found, text, ["bash", "-n"], ".sh")
+    if kind == "javascript":
+        return _parsing(found, text, ["node", "--check"], ".cjs" if "require(" in text else ".js")
+    if kind != "c" or not found:
+        return found
     compiler = shutil.which("cc") or shutil.which("gcc")
-    if not path.endswith(C_SUFFIXES) or not found or compiler is None:
+    if compiler is None:
         return found
     with tempfile.TemporaryDirectory(prefix="termrl-mutants-") as root:
         for name, data in solved.items():
@@ -359,6 +451,26 @@ def _compiling(path: str, text: str, found: list, solved: dict[str, bytes]) -> l
         if not compiles(text):
             return found
         return [m for m in found if compiles(m.source)]
+
+
+def _parsing(found: list, text: str, command: list[str], suffix: str) -> list:
+    """``found`` less those ``command FILE`` rejects (a syntax check), all of them when the tool
+    is missing here or rejects the original too."""
+    if not found or shutil.which(command[0]) is None:
+        return found
+    with tempfile.TemporaryDirectory(prefix="termrl-mutants-") as root:
+        target = Path(root) / f"source{suffix}"
+
+        def parses(source: str) -> bool:
+            target.write_text(source)
+            try:
+                return subprocess.run([*command, str(target)], check=False, capture_output=True, timeout=30).returncode == 0
+            except (OSError, subprocess.TimeoutExpired):
+                return True
+
+        if not parses(text):
+            return found
+        return [m for m in found if parses(m.source)]
 
 
 IN_PLACE = """\
@@ -426,6 +538,7 @@ def summary(rows: list[Strength]) -> dict:
             "mean_branch_coverage": round(sum(r.branch_coverage for r in branched) / len(branched), 4)
             if branched else None,
             "low_coverage": sum(r.line_coverage < WEAK for r in covered),
+            "few_inputs": sum(r.few_inputs for r in rows),
             "mutants": sum(r.mutants for r in rows), "survivors": sum(len(r.survivors) for r in rows),
             "seconds_per_task": round(sum(r.seconds for r in rows) / len(rows), 2) if rows else None}
 

@@ -24,10 +24,11 @@ from __future__ import annotations
 
 import functools
 import json
+import shlex
 from pathlib import Path
 
-from termrl.checks.exploits.base import Exploit, ExploitContext, write
-from termrl.checks.mutants import mutants_of
+from termrl.checks.exploits.base import Exploit, ExploitContext, run, write
+from termrl.checks.shell_mutants import SOLUTION, mutants_for, shell_mutants
 from termrl.protocols import Sandbox, Task
 
 PREFIX = "mutant@"
@@ -44,14 +45,26 @@ def is_survivor(name: str) -> bool:
 
 
 def replay_survivor(task: Task, box: Sandbox, ctx: ExploitContext, *, path: str, diff: str) -> list[dict]:
-    """Exploit: the reference solution's files, ``path`` replaced by the mutant whose diff is ``diff``."""
+    """Exploit: the reference solution's files, ``path`` replaced by the mutant whose diff is ``diff``;
+    for a mutant of the reference's script itself (``path`` is ``SOLUTION``), that script run."""
     steps: list[dict] = []
+    if path == SOLUTION:
+        script = task.solution or ""
+        mutant = next((m for m in shell_mutants(script) if m.diff(script, path) == diff), None)
+        if mutant is None:
+            steps.append({"command": "# no mutant of the reference's script matches the strength report's diff: "
+                                     "nothing run", "exit_code": 0, "timed_out": False, "output": "",
+                          "output_bytes": 0, "format_error": False})
+            return steps
+        write(box, "/tmp/.mutant.sh", mutant.source, steps)
+        run(box, "bash /tmp/.mutant.sh; rm -f /tmp/.mutant.sh", steps)
+        return steps
     files = ctx.reference_files or {}
     original = files.get(path)
     mutant = None
     if original is not None:
         text = original.decode("utf-8", "replace")
-        mutant = next((m for m in mutants_of(path, text) if m.diff(text, path) == diff), None)
+        mutant = next((m for m in mutants_for(path, text) if m.diff(text, path) == diff), None)
     if mutant is None:
         steps.append({"command": f"# no mutant of {path} matches the strength report's diff: nothing written",
                       "exit_code": 0, "timed_out": False, "output": "", "output_bytes": 0, "format_error": False})
@@ -61,6 +74,8 @@ def replay_survivor(task: Task, box: Sandbox, ctx: ExploitContext, *, path: str,
         data = mutant.source.encode() if changed == path else files.get(changed)
         if data is not None and not changed.startswith("-"):
             write(box, f"{workdir}/{changed}", data, steps)
+            if data.startswith(b"#!"):  # a script the tests run: executable, as the reference left it
+                run(box, f"chmod +x {shlex.quote(f'{workdir}/{changed}')}", steps)
     return steps
 
 
@@ -95,13 +110,27 @@ def survivor_exploits(report: dict, source: str = "the strength report") -> dict
 
 def load_survivors(path: Path) -> dict[str, dict[str, Exploit]]:
     """``survivor_exploits`` of the strength report in the file at ``path``."""
+    return survivor_exploits(_read(path), str(path))
+
+
+def few_inputs(path: Path) -> dict[str, dict]:
+    """Task id -> its ``inputs`` for every task the strength report at ``path`` flags as tested
+    with too few inputs (``termrl.checks.inputs``: one fixed example, or only the instruction's)."""
+    rows = _read(path).get("tasks") or []
+    return {r["id"]: {"inputs": r.get("inputs") or {}, "shared_inputs": r.get("shared_inputs")}
+            for r in rows if isinstance(r, dict) and isinstance(r.get("id"), str) and r.get("few_inputs")}
+
+
+def _read(path: Path) -> dict:
     try:
         report = json.loads(Path(path).read_text())
     except FileNotFoundError:
         raise SurvivorsError(f"{path}: no such file: write it with `termrl tasks strength SUITE --json > {path}`")
     except (OSError, UnicodeDecodeError, ValueError) as e:
         raise SurvivorsError(f"{path}: not JSON ({e}): write it with `termrl tasks strength SUITE --json > {path}`")
-    return survivor_exploits(report, str(path))
+    if not isinstance(report, dict):
+        raise SurvivorsError(f"{path}: not a strength report: write it with `termrl tasks strength SUITE --json > {path}`")
+    return report
 
 
 def candidates(rows: list[dict]) -> dict:
@@ -115,5 +144,5 @@ def candidates(rows: list[dict]) -> dict:
                                                    and (r["reward"] is None or (r["advantage"] or 0) > 1e-9)})}
 
 
-__all__ = ["PREFIX", "SurvivorsError", "candidates", "is_survivor", "load_survivors", "replay_survivor",
+__all__ = ["PREFIX", "SurvivorsError", "candidates", "few_inputs", "is_survivor", "load_survivors", "replay_survivor",
            "survivor_exploits"]

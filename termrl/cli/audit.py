@@ -116,6 +116,10 @@ def _print(report: dict) -> None:
                       f"{len(report['candidate_exploitable_tasks'])} tasks where one out-earns doing nothing"
                       + (f" ({', '.join(report['candidate_exploitable_tasks'])})"
                          if report["candidate_exploitable_tasks"] else ""))
+    few = report.get("few_inputs_tasks") or {}
+    if few:
+        console.print(f"{len(few)} tasks whose hidden tests give too few inputs (the strength report: one fixed "
+                      f"example, or only the instruction's), counted test-weak: {', '.join(sorted(few))}")
     n_tasks = len({r["task"] for r in report["rows"]})
     console.print(f"{n_tasks} tasks x {len(report['exploits'])} exploits: "
                   f"{len(report['test_weak_tasks'])} test-weak, "

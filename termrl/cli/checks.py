@@ -121,8 +121,8 @@ def strength_cmd(
     if as_json:
         emit_json(json.dumps({"suite": suite, "tasks": [r.to_dict() for r in rows], "summary": total}))
         return
-    table = Table(title=f"{suite}: test strength (weak: mutation score or line coverage < {WEAK})")
-    for col in ("id", "status", "score", "visible", "lines", "branches", "killed", "mutants", "seconds",
+    table = Table(title=f"{suite}: test strength (weak: mutation score or line coverage < {WEAK}, or too few inputs)")
+    for col in ("id", "status", "score", "visible", "lines", "branches", "inputs", "killed", "mutants", "seconds",
                 "first survivor / reason"):
         table.add_column(col, overflow="fold")
     for r in rows:
@@ -133,10 +133,13 @@ def strength_cmd(
         lines = "-" if r.line_coverage is None else (f"[red]{r.line_coverage:.2f}[/]" if r.line_coverage < WEAK
                                                       else f"{r.line_coverage:.2f}")
         branches = "-" if r.branch_coverage is None else f"{r.branch_coverage:.2f}"
-        table.add_row(r.id, r.status, score, visible, lines, branches, str(r.killed), str(r.mutants),
+        most = max([*r.inputs.get("functions", {}).values(), *r.inputs.get("commands", {}).values()], default=None)
+        inputs = "-" if most is None else f"[red]{most} few[/]" if r.few_inputs else str(most)
+        table.add_row(r.id, r.status, score, visible, lines, branches, inputs, str(r.killed), str(r.mutants),
                       f"{r.seconds:.1f}", first)
     console.print(table)
-    console.print(f"[bold]{total['measured']}/{total['tasks']} measured[/], {total['weak']} weak, mean score "
+    console.print(f"[bold]{total['measured']}/{total['tasks']} measured[/], {total['weak']} weak "
+                  f"({total['few_inputs']} with too few inputs), mean score "
                   f"{total['mean_score']}, {total['survivors']} surviving mutants of {total['mutants']}, "
                   f"mean line coverage {total['mean_line_coverage']} (branches {total['mean_branch_coverage']}), "
                   f"{total['seconds_per_task']} s per task")

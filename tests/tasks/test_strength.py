@@ -10,7 +10,8 @@ import sys
 
 import pytest
 
-from termrl.checks.mutants import c_mutants, mutants, mutants_of, spread
+from termrl.checks.mutants import c_mutants, mutants, spread
+from termrl.checks.shell_mutants import mutants_for
 from termrl.checks.strength import WEAK, strength, summary
 from termrl.protocols import Task, TaskFile, TaskMeta
 
@@ -93,7 +94,7 @@ def test_c_mutants_edit_operators_and_leave_comments_strings_and_unary_signs_alo
     assert "-    for (int i = 0; i < n; i++) {\n+    for (int i = 0; i <= n; i++) {" in next(
         m for m in found if m.operator == "compare" and m.line == 6).diff(C_SOURCE, "c.c")
     assert not [m for m in found if m.operator == "remove" and m.line == 6]  # a for loop's parts stay
-    assert mutants_of("x.h", C_SOURCE) == found and mutants_of("x.txt", C_SOURCE) == []
+    assert mutants_for("x.h", C_SOURCE) == found and mutants_for("x.txt", C_SOURCE) == []
     # a preprocessor line is skipped also when indented, or after an indented line
     def edits(source):
         return [(m.operator, m.line) for m in c_mutants(source)]
@@ -116,13 +117,13 @@ def test_c_mutants_that_do_not_compile_are_left_out():
 
     found = c_mutants(STRUCT_C)
     solved = {"src/shift.c": STRUCT_C.encode(), "src/point.h": b"struct point { long x; };\n"}
-    kept = _compiling("src/shift.c", STRUCT_C, found, solved)
+    kept = _compiling("src/shift.c", "c", STRUCT_C, found, solved)
     dropped = [m for m in found if m not in kept]
     # `return p;` of a struct as `return 0;`, and `b - a` of two pointers as `b + a`: not C
     assert {(m.operator, m.line) for m in dropped} == {("return", 4), ("arith", 3)}
     assert kept and all(m.operator != "return" for m in kept)
-    assert _compiling("src/shift.c", STRUCT_C, found, {"src/shift.c": STRUCT_C.encode()}) == found  # no header
-    assert _compiling("a.py", "x = 1\n", ["m"], {}) == ["m"]
+    assert _compiling("src/shift.c", "c", STRUCT_C, found, {"src/shift.c": STRUCT_C.encode()}) == found  # no header
+    assert _compiling("a.py", "python", "x = 1\n", ["m"], {}) == ["m"]
 
 
 COUNT_C = r"""#include <stdio.h>
@@ -259,12 +260,17 @@ PLACED_TESTS = (b"import os\nimport sys\n\nsys.path.insert(0, os.path.dirname(os
 
 @pytest.mark.sandbox
 def test_tasks_without_a_code_reference_say_why(tmp_path):
-    shell = Task(id="shell-only", instruction="x", tests={"test_x.py": TaskFile(b"def test_x():\n    pass\n")},
-                 solution="echo hi > out.txt\n")
+    commands = Task(id="commands", instruction="x", tests={"test_x.py": TaskFile(b"def test_x():\n    pass\n")},
+                    solution="echo hi > out.txt\n")
+    nothing = Task(id="nothing", instruction="x", tests={"test_x.py": TaskFile(b"def test_x():\n    pass\n")},
+                   solution=":\n")
     none = Task(id="no-ref", instruction="x", tests={"test_x.py": TaskFile(b"def test_x():\n    pass\n")})
     failing = adult_task(b"def test_never():\n    assert False\n", "adult-broken")
-    rows = {r.id: r for r in strength([shell, none, failing], workers=1)}
-    assert rows["shell-only"].status == "no_code" and rows["no-ref"].status == "no_reference"
+    rows = {r.id: r for r in strength([commands, nothing, none, failing], workers=1)}
+    # a reference that is only commands has its script mutated: `>` -> `>>` and the command left out
+    assert rows["commands"].status == "measured" and rows["commands"].mutated == "solution"
+    assert rows["commands"].mutants == 2 and rows["commands"].score == 0.0 and rows["commands"].weak
+    assert rows["nothing"].status == "no_code" and rows["no-ref"].status == "no_reference"
     assert rows["adult-broken"].status == "reference_fails" and rows["adult-broken"].score is None
 
 
