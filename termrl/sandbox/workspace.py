@@ -16,6 +16,36 @@ from pathlib import Path
 from termrl.protocols import Sandbox, SandboxError
 
 SKIP_DIRS = {".git", "__pycache__", ".pytest_cache", "node_modules", ".mypy_cache", ".ruff_cache"}
+PYTHON_IN = {"node_modules"}
+"""Skipped folders whose Python files snapshots still read: a module hidden there is importable."""
+
+
+MAX_DEPTH = 128
+"""Folders deeper than this below the walked root are not entered (nor read into snapshots)."""
+
+
+def walk(root: Path | str, max_depth: int = MAX_DEPTH):
+    """``os.walk(root)`` (top-down, links not followed, ``dirnames`` prunable in place) without
+    recursion: Python 3.11's ``os.walk`` recurses once per level, so a workspace folder a
+    thousand levels deep (an agent can make one in a line of shell) raised ``RecursionError`` in
+    the harness instead of being read. Folders more than ``max_depth`` levels down are listed in
+    their parent's ``dirnames`` but not entered (their paths would outgrow ``PATH_MAX``)."""
+    stack = [(str(root), 0)]
+    while stack:
+        top, depth = stack.pop()
+        try:
+            entries = list(os.scandir(top))
+        except OSError:
+            continue
+        dirnames, filenames = [], []
+        for entry in entries:
+            try:
+                (dirnames if entry.is_dir(follow_symlinks=False) else filenames).append(entry.name)
+            except OSError:
+                filenames.append(entry.name)
+        yield top, dirnames, filenames
+        if depth < max_depth:
+            stack.extend((os.path.join(top, d), depth + 1) for d in reversed(dirnames))
 MAX_FILE = 1 << 20
 """Files larger than this are hashed by size only in the diff (binary data, build outputs)."""
 
@@ -54,13 +84,15 @@ def exact_files(box: Sandbox) -> tuple[dict[str, bytes], dict[str, int], dict[st
         return None
     root, files, modes, folders, total = host(), {}, {}, {}, 0
     try:
-        for dirpath, dirnames, filenames in os.walk(root):
+        for dirpath, dirnames, filenames in walk(root):
             here = Path(dirpath)
             if here != root:
                 mode = stat.S_IMODE(here.lstat().st_mode)
                 if mode & 0o700 != 0o700:
                     return None  # a copy made and wiped by the verifier must be able to enter it
                 folders[here.relative_to(root).as_posix()] = mode
+            if dirnames and len(here.relative_to(root).parts) >= MAX_DEPTH:
+                return None  # deeper than a walk goes
             for name in dirnames:
                 if (here / name).is_symlink():
                     return None
@@ -111,7 +143,7 @@ def fingerprint(box: Sandbox) -> str | None:
     root = Path(host())
     digest = hashlib.sha256()
     try:
-        for dirpath, dirnames, filenames in os.walk(root):
+        for dirpath, dirnames, filenames in walk(root):
             dirnames.sort()
             for name in sorted(dirnames) + sorted(filenames):
                 path = Path(dirpath) / name
@@ -208,15 +240,50 @@ def _tar(box: Sandbox, directory: str, *options: str) -> dict[str, bytes]:
 
 
 def _walk(root: Path, skip: set[str] = SKIP_DIRS) -> dict[str, bytes]:
-    files = {}
-    for dirpath, dirnames, filenames in os.walk(root):  # os.walk does not follow symlinks
-        dirnames[:] = [d for d in dirnames if d not in skip]
-        for name in filenames:
-            path = Path(dirpath) / name
-            if path.is_symlink() or not path.is_file():
-                continue
+    """Every regular file under ``root`` (path -> its first ``MAX_FILE`` bytes), the folders of
+    ``skip`` left out but for the Python files of ``PYTHON_IN`` (importable, so read), and a link
+    to a file or folder inside ``root`` read as what it points to: a module that is a link
+    into ``node_modules`` is the code the tests import, and the detectors must see it."""
+    files: dict[str, bytes] = {}
+    resolved_root = Path(os.path.realpath(root))
+
+    def read(path: Path, rel: str) -> None:
+        try:
             with open(path, "rb") as f:
-                files[path.relative_to(root).as_posix()] = f.read(MAX_FILE)
+                files[rel] = f.read(MAX_FILE)
+        except OSError:
+            pass
+
+    def inside(path: Path) -> Path | None:
+        target = Path(os.path.realpath(path))
+        return target if target == resolved_root or resolved_root in target.parents else None
+
+    for dirpath, dirnames, filenames in walk(root):  # links are not followed
+        here = Path(dirpath)
+        python_only = bool((PYTHON_IN & skip).intersection(here.relative_to(root).parts))
+        for d in list(dirnames):
+            link = here / d
+            if link.is_symlink():  # a linked folder inside the workspace: its files under the link's path
+                target = inside(link)
+                if target is not None and target.is_dir():
+                    for sub, _, names in walk(target):
+                        for name in names:
+                            if not os.path.islink(os.path.join(sub, name)):
+                                rel = (link / Path(sub).relative_to(target) / name).relative_to(root).as_posix()
+                                read(Path(sub) / name, rel)
+        dirnames[:] = [d for d in dirnames if (d not in skip or d in PYTHON_IN) and not (here / d).is_symlink()]
+        for name in filenames:
+            path = here / name
+            if python_only and not name.endswith(".py"):
+                continue
+            rel = path.relative_to(root).as_posix()
+            if path.is_symlink():
+                target = inside(path)
+                if target is not None and target.is_file():
+                    read(target, rel)
+                continue
+            if path.is_file():
+                read(path, rel)
     return files
 
 

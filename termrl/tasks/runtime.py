@@ -22,7 +22,7 @@ from pathlib import Path
 
 from termrl.protocols import ExecResult, Sandbox, SetupError, StopReason, Task, TaskFile
 from termrl.sandbox import make_sandbox
-from termrl.sandbox.workspace import fingerprint
+from termrl.sandbox.workspace import fingerprint, walk
 from termrl.tasks import npmenv, pyenv, sysenv
 
 SOLUTION_DIR = "/solution"
@@ -177,7 +177,7 @@ def _keep(box: Sandbox, target: Path) -> tuple[str, int] | None:
     if host is None or not _settled(box):
         return None
     root = Path(host())
-    for dirpath, dirnames, filenames in os.walk(root):
+    for dirpath, dirnames, filenames in walk(root):
         for name in dirnames + filenames:
             info = os.lstat(os.path.join(dirpath, name))
             if not (stat.S_ISDIR(info.st_mode) or stat.S_ISLNK(info.st_mode)

@@ -47,9 +47,13 @@ def verify(task: Task, box: Sandbox, before: dict[str, bytes] | None = None,
     """
     try:
         after = workspace.snapshot(box)
+    except HarnessError as e:
+        return unverified(task.id, e)
+    build = StageResult("build", StageStatus.SKIPPED)
+    found: list = []
+    try:
         build = stages.timed("build", stages.build, task, box, after, build_timeout)
         per_test = per_test_timeout or per_test_default(task)
-        found: list = []
 
         def run() -> StageResult:
             result, tests = stages.run_tests(task, box, per_test)
@@ -58,8 +62,23 @@ def verify(task: Task, box: Sandbox, before: dict[str, bytes] | None = None,
 
         tests = stages.timed("tests", run)
     except HarnessError as e:
-        return unverified(task.id, e)
+        if not disk_full(e):
+            return unverified(task.id, e)
+        # only the agent writes to its sandbox's disk: a full one fails the agent, not the harness
+        # (as a harness error the episode would be dropped instead of paying for the failure)
+        tests = StageResult("tests", StageStatus.FAILED, error_classes=["disk_full"],
+                            message=f"the sandbox's disk was full when the tests had to run: {e}")
     return assemble(task, before, after, build, tests, found, trace, static, reference_lines)
+
+
+def disk_full(error: BaseException) -> bool:
+    """Whether ``error`` says the sandbox ran out of space (ENOSPC) or of inodes.
+
+    >>> disk_full(HarnessError("could not run 'python3': OSError: [Errno 28] No space left on device"))
+    True
+    """
+    text = str(error)
+    return "[Errno 28]" in text or "No space left on device" in text
 
 
 def assemble(task: Task, before: dict[str, bytes] | None, after: dict[str, bytes], build: StageResult,

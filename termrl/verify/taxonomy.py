@@ -29,6 +29,7 @@ default (CodeRL: compile error -1, runtime error -0.6, failed tests -0.3):
 | ``wrong_answer`` | wrong_answer | an assertion failed: the code ran and gave a wrong result |
 | ``timeout`` | timeout | a test or the whole run exceeded its time limit |
 | ``memory`` | memory | MemoryError or the sandbox's OOM kill |
+| ``disk_full`` | memory | the sandbox's disk was full when verification had to write (the agent filled it) |
 
 Per-test tags (pytest markers such as ``boundary`` or ``core``) are kept next
 to the class, so a wrong answer on an edge case can be told apart from a wrong
@@ -63,6 +64,7 @@ CLASSES: dict[str, str] = {
     "wrong_answer": "wrong_answer",
     "timeout": "timeout",
     "memory": "memory",
+    "disk_full": "memory",
 }
 """Every class of the taxonomy -> its group."""
 
@@ -86,6 +88,8 @@ PYTHON_EXCEPTIONS = {
     "NotImplementedError": "wrong_answer",
     "TimeoutError": "timeout", "TermrlTestTimeout": "timeout", "ImportTimedOut": "timeout", "Timeout": "timeout",
     "MemoryError": "memory",
+    "Interrupted": "runtime.crash",  # termrl.verify.harness.pytest_report: the run ended during the test
+    "NotRun": "runtime.crash",  # the run ended before the test
     "CodeUnderTestDied": "runtime.crash",  # termrl.verify.harness.isolate: the agent's worker process ended mid-call
 }
 

@@ -547,7 +547,7 @@ def test_all_detectors_hold_every_code_detector():
     assert set(code.DETECTORS) <= set(all_detectors())
     assert set(code.DETECTORS) == {"early_exit", "always_equal", "skipping", "hard_coded",
                                    "exception_swallowing", "defensive_bloat", "empty_work", "grader_tampering",
-                                   "grader_access", "constant_output"}
+                                   "grader_access", "constant_output", "runtime_patching", "compiled_code"}
     findings = run_detectors(episode({"roman.py": SOLUTION}))
     assert all(f.severity in ("low", "medium", "high") for f in findings)
 

@@ -22,7 +22,7 @@ from termrl.tasks.runtime import open_sandbox
 from termrl.verify import stages, taxonomy, verify
 from termrl.verify.taxonomy import CLASSES, classify_compiler, classify_python, dominant, group_of
 
-from .conftest import by_name, describe, make_task, planted, requires_gcc, requires_sandbox
+from .conftest import by_name, describe, files, make_task, planted, requires_gcc, requires_sandbox
 
 
 def gcc_major() -> int:
@@ -315,6 +315,25 @@ def test_out_of_memory_is_the_agents_failure():
     stop = ev.stages["tests"].data["stop"]
     # either the kernel killed pytest (no per-test report) or Python raised MemoryError in the test
     assert stop == "memory" or by_name(ev)["test_a"].exc_type == "MemoryError", describe(ev)
+
+
+@requires_sandbox
+def test_a_disk_the_agent_filled_fails_the_agent_not_the_harness():
+    """The agent fills its sandbox's tmpfs (from /tmp) before verification has to write the tests:
+    a failure it caused (``disk_full``), not an unverified episode whose reward would be None."""
+    task = make_task("py-disk", {"test_a.py": "import solution\n\ndef test_a():\n    assert solution.f() == 1\n"},
+                     limits=Limits(verifier_timeout_sec=60, memory_mb=1024, disk_mb=64))
+    box = open_sandbox(task)
+    try:
+        box.put_files(task.workdir, files({"solution.py": "def f():\n    return 1\n"}))
+        fill = box.exec("for bs in 1M 4k; do dd if=/dev/zero of=/tmp/fill-$bs bs=$bs 2>/dev/null; done; "
+                        "df -k /tmp | tail -1", timeout=120)
+        assert " 100% /tmp" in fill.stdout, fill
+        ev = verify(task, box, static=False)
+    finally:
+        box.close()
+    assert ev.verified and not ev.passed and ev.error_classes == ["disk_full"], describe(ev)
+    assert "No space left on device" in ev.stages["tests"].message
 
 
 # =========================================================================== per-test tags: edge case vs core
@@ -706,6 +725,7 @@ PLANTED_CLASSES = (
     {c for _, _, c in PY_RUNTIME_CASES}
     | {"syntax", "import"}  # test_python_collection_errors_syntax_indentation_and_import
     | {"timeout", "memory"}  # whole-run timeout, OOM kill
+    | {"disk_full"}  # test_a_disk_the_agent_filled_fails_the_agent_not_the_harness
     | {c for c, *_ in C_BUILD_CASES}
     | set(C_RUNTIME_CASES)
     | {"wrong_answer"}  # test_c_wrong_output_and_correct_program, tags

@@ -39,6 +39,8 @@ for _own in ("isolate", "confine"):  # kept here by reference: the agent's own m
 
 _results = {}
 _collect_errors = []
+_collected = []
+"""The node ids the session collected: one that never reports is a test that never finished."""
 
 
 class TermrlTestTimeout(Exception):
@@ -90,6 +92,8 @@ def pytest_configure(config):
     """Before any test module (and so any of the agent's code) is imported: take the key, close
     this process to the others of the sandbox, and route the agent's modules to a worker."""
     _key[0] = os.environ.pop("TERMRL_REPORT_KEY", "").encode()
+    # read at start-up, which a warm fork server's child had before this run's environment
+    sys.pycache_prefix = os.environ.get("PYTHONPYCACHEPREFIX") or sys.pycache_prefix
     tests = [p for p in os.environ.pop("TERMRL_TESTS", "").split(os.pathsep) if p]
     hidden = tests + [p for p in os.environ.pop("TERMRL_HIDDEN", "").split(os.pathsep) if p]
     if os.environ.pop("TERMRL_CONFINE", "1") == "0":
@@ -205,20 +209,24 @@ def pytest_runtest_makereport(item, call):
 
 
 def pytest_runtest_logreport(report):
+    # "pending" until its call reports: a test whose run was interrupted or killed mid-call has
+    # passed its setup, and must not read as passed (the report writes it as an error)
     entry = _results.setdefault(report.nodeid, {
-        "nodeid": report.nodeid, "outcome": "passed", "duration_s": 0.0,
+        "nodeid": report.nodeid, "outcome": "pending", "duration_s": 0.0,
         "tags": sorted(set(_markers.get(report.nodeid, ())) - _BUILTIN_MARKS),
         "exc_type": "", "message": "", "detail": "",
     })
     entry["duration_s"] += report.duration
     if report.when == "call" and hasattr(report, "wasxfail"):
         entry["outcome"] = "xfailed" if report.skipped else "xpassed"
-    elif report.skipped and entry["outcome"] == "passed":
+    elif report.skipped and entry["outcome"] in ("pending", "passed"):
         entry["outcome"] = "skipped"
     elif report.failed:
         entry["outcome"] = "failed" if report.when == "call" else "error"
         if not entry["exc_type"]:
             entry["exc_type"], entry["message"], entry["detail"] = _exception(report, _children.pop(report.nodeid, ""))
+    elif report.when == "call" and entry["outcome"] == "pending":
+        entry["outcome"] = "passed"
 
 
 _markers = {}
@@ -237,11 +245,33 @@ def pytest_collectreport(report):
                                 "detail": detail})
 
 
+def pytest_collection_finish(session):
+    _collected[:] = [item.nodeid for item in session.items]
+
+
+def _unfinished():
+    """A test that started and never reported its call, and one collected that never ran, are
+    errors: the run ended under them (the code under test interrupted or killed it)."""
+    out = []
+    for entry in _results.values():
+        if entry["outcome"] == "pending":
+            out.append(dict(entry, outcome="error", exc_type="Interrupted",
+                            message="the test never finished: the run was interrupted or killed during it"))
+        else:
+            out.append(entry)
+    for nodeid in _collected:
+        if nodeid not in _results:
+            out.append({"nodeid": nodeid, "outcome": "error", "duration_s": 0.0,
+                        "tags": sorted(set(_markers.get(nodeid, ())) - _BUILTIN_MARKS), "exc_type": "NotRun",
+                        "message": "the test never ran: the run ended before it", "detail": ""})
+    return out
+
+
 def _write(complete, **extra):
     path = os.environ.get("TERMRL_REPORT")
     if not path:
         return
-    data = dict({"version": 1, "complete": complete, "tests": list(_results.values()) + _collect_errors,
+    data = dict({"version": 1, "complete": complete, "tests": _unfinished() + _collect_errors,
                  "tests_hidden": _hidden[0]}, **extra)
     body = json.dumps(data)
     mac = hmac.new(_key[0], body.encode(), hashlib.sha256).hexdigest() if _key[0] else ""

@@ -15,19 +15,21 @@ not code under test: the hidden tests are copied in fresh, so only ``empty_work`
 them. ``conftest.py`` is never a test file here.
 
 One module per detector (``exits``, ``equality``, ``skipping``, ``hard_coded``,
-``swallowing``, ``bloat``, ``empty_work``, ``grader``, ``constant_output``); ``common`` holds
-what they share.
+``swallowing``, ``bloat``, ``empty_work``, ``grader``, ``constant_output``, ``patching``,
+``compiled``); ``common`` holds what they share.
 """
 
 from __future__ import annotations
 
 from termrl.hacks.detectors.code.bloat import defensive_bloat
+from termrl.hacks.detectors.code.compiled import compiled_code
 from termrl.hacks.detectors.code.constant_output import constant_output
 from termrl.hacks.detectors.code.empty_work import empty_work
 from termrl.hacks.detectors.code.equality import always_equal
 from termrl.hacks.detectors.code.exits import early_exit
 from termrl.hacks.detectors.code.grader import grader_access, grader_tampering
 from termrl.hacks.detectors.code.hard_coded import hard_coded
+from termrl.hacks.detectors.code.patching import runtime_patching
 from termrl.hacks.detectors.code.skipping import skipping
 from termrl.hacks.detectors.code.swallowing import exception_swallowing
 
@@ -42,8 +44,10 @@ DETECTORS = {
     "grader_tampering": grader_tampering,
     "grader_access": grader_access,
     "constant_output": constant_output,
+    "runtime_patching": runtime_patching,
+    "compiled_code": compiled_code,
 }
 """Finding kind -> detector."""
 
-__all__ = ["DETECTORS", "always_equal", "constant_output", "defensive_bloat", "early_exit", "empty_work", "exception_swallowing",
-           "grader_access", "grader_tampering", "hard_coded", "skipping"]
+__all__ = ["DETECTORS", "always_equal", "compiled_code", "constant_output", "defensive_bloat", "early_exit", "empty_work",
+           "exception_swallowing", "grader_access", "grader_tampering", "hard_coded", "runtime_patching", "skipping"]
