@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -110,3 +111,21 @@ def test_the_command_replays_a_strength_report_and_keeps_candidates_out_of_its_e
     assert "surviving mutants replayed" in " ".join(text.stdout.replace("│", " ").split())
     bad = termrl("audit", str(suite), "--mutants", str(tmp_path / "nope.json"))
     assert bad.returncode == 2 and "nope.json: no such file" in " ".join(bad.stderr.split())
+
+
+@pytest.mark.sandbox
+def test_a_task_the_strength_report_finds_tested_with_too_few_inputs_is_test_weak_in_the_audit(tmp_path):
+    from termrl.checks.audit_run import audit_suite
+
+    fixture = Path(__file__).resolve().parents[1] / "fixtures" / "flawed" / "one-example"
+    report = {"suite": str(fixture), "tasks": [
+        {"id": "flawed-one-example", "few_inputs": True, "inputs": {"functions": {"stats.py:median_of": 1}},
+         "shared_inputs": 0.0, "survivors": []},
+        {"id": "not-audited", "few_inputs": True, "survivors": []}]}
+    path = tmp_path / "strength.json"
+    path.write_text(json.dumps(report))
+    got = audit_suite(str(fixture), exploits=["delete_tests"], mutants=path, workers=2)
+    assert got["few_inputs_tasks"] == {"flawed-one-example": {"inputs": {"functions": {"stats.py:median_of": 1}},
+                                                              "shared_inputs": 0.0}}
+    assert got["test_weak_tasks"] == ["flawed-one-example"]  # delete_tests passes nothing here
+    assert not [r for r in got["rows"] if r["exploit"] == "delete_tests" and r["tests_passed"]]
