@@ -60,7 +60,7 @@ QUIET_OPTIONS = frozenset(["git", "set", "mkdir", "rm", "cp", "mv", "ln", "insta
 """Commands whose options are mostly about how, not what (``mkdir -p``, ``git commit -q``): their
 options are not left out (an equivalent mutant only lowers a score)."""
 _REDIRECT = re.compile(r"[0-9]*>>?|<|&>|<<<|[0-9]*>&[0-9-]")
-_HEREDOC = re.compile(r"<<-?\s*(['\"]?)([A-Za-z_][\w.-]*)\1")
+_HEREDOC = re.compile(r"(?<!<)<<-?(?!<)\s*(['\"]?)([A-Za-z_][\w.-]*)\1")  # not a <<< here-string
 
 
 def shell_mutants(source: str) -> list[Mutant]:

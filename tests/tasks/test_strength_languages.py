@@ -71,6 +71,8 @@ def test_shell_mutants_cover_every_operator_and_leave_comments_quotes_and_heredo
     assert ('-sort -k2,2n report.txt | head -n 10 > top.txt', '+sort -k2,2n report.txt | head -n 11 > top.txt') in edits
     assert ('-[ -d "$dir" ] || exit 2', '+[ -d "$dir" ] && exit 2') in edits
     assert not any("-n 10" in e[0] and "-z 10" in e[1] for e in edits)  # head's -n is no test flag
+    here_string = 'grep -c x <<< "word"\nsort -n f | head -n 2 > out\n'  # <<< starts no here-document
+    assert {m.line for m in shell_mutants(here_string) if m.operator == "constant"} == {2}
     with tempfile.NamedTemporaryFile("w", suffix=".sh") as fh:  # most mutants are still shell
         parsed = 0
         for m in found:
