@@ -152,7 +152,7 @@ def reference_workspace(task: Task, backend: str = "bwrap") -> dict[str, bytes]:
         if not res.ok:
             raise HarnessError(f"the reference solution failed ({res.stop.value}, exit {res.exit_code}): "
                                f"{(res.stdout + res.stderr)[-300:]}")
-        return snapshot(box)
+        return snapshot(box, links=False)
 
 
 def reference_state(task: Task, backend: str = "bwrap") -> tuple[dict[str, bytes], dict[str, int], dict[str, int]]:
@@ -164,7 +164,7 @@ def reference_state(task: Task, backend: str = "bwrap") -> tuple[dict[str, bytes
         if not res.ok:
             raise HarnessError(f"the reference solution failed ({res.stop.value}, exit {res.exit_code}): "
                                f"{(res.stdout + res.stderr)[-300:]}")
-        files = snapshot(box)
+        files = snapshot(box, links=False)  # written back into other sandboxes, which have their own links
         exact = exact_files(box)
     if exact is None:
         return files, {}, {}

@@ -488,9 +488,16 @@ class BwrapSandbox(ShellSandbox):
         return None
 
     def put_files(self, directory: str, files: Files) -> None:
-        """Copy ``files`` under the absolute or workdir-relative ``directory``."""
+        """Copy ``files`` under the absolute or workdir-relative ``directory``.
+
+        Raises:
+            SandboxError: a file could not be written (a folder or a read-only file in its way).
+        """
         for rel, f in files.items():
-            self.write_file(f"{directory.rstrip('/')}/{rel}", f.data, f.mode)
+            try:
+                self.write_file(f"{directory.rstrip('/')}/{rel}", f.data, f.mode)
+            except OSError as e:
+                raise SandboxError(f"could not write {rel}: {type(e).__name__}: {e}") from e
 
     def write_file(self, path: str, data: bytes, mode: int = 0o644) -> None:
         if self._root is None:

@@ -152,7 +152,10 @@ class LocalSandbox(ShellSandbox):
 
     def put_files(self, directory: str, files: Files) -> None:
         for rel, f in files.items():
-            self.write_file(f"{directory.rstrip('/')}/{rel}", f.data, f.mode)
+            try:
+                self.write_file(f"{directory.rstrip('/')}/{rel}", f.data, f.mode)
+            except OSError as e:
+                raise SandboxError(f"could not write {rel}: {type(e).__name__}: {e}") from e
 
     def write_file(self, path: str, data: bytes, mode: int = 0o644) -> None:
         target = self._path(path)

@@ -50,8 +50,10 @@ MAX_FILE = 1 << 20
 """Files larger than this are hashed by size only in the diff (binary data, build outputs)."""
 
 
-def snapshot(box: Sandbox) -> dict[str, bytes]:
+def snapshot(box: Sandbox, links: bool = True) -> dict[str, bytes]:
     """Every regular file of the workdir (not .git and caches), path -> bytes (big files truncated).
+    With ``links`` (what the detectors read), a link to a file inside the workspace is read as
+    that file; without (a copy to write back into another sandbox), links are left out.
 
     Raises:
         SandboxError: the workspace could not be read.
@@ -59,7 +61,7 @@ def snapshot(box: Sandbox) -> dict[str, bytes]:
     host = getattr(box, "host_workspace", None)
     try:
         if host is not None:
-            return _walk(host())
+            return _walk(host(), links=links)
         return _tar(box, box.workdir, "--exclude=.git")
     except (OSError, ValueError, tarfile.TarError) as e:
         raise SandboxError(f"could not read the workspace: {type(e).__name__}: {e}") from e
@@ -239,7 +241,7 @@ def _tar(box: Sandbox, directory: str, *options: str) -> dict[str, bytes]:
     return files
 
 
-def _walk(root: Path, skip: set[str] = SKIP_DIRS) -> dict[str, bytes]:
+def _walk(root: Path, skip: set[str] = SKIP_DIRS, links: bool = True) -> dict[str, bytes]:
     """Every regular file under ``root`` (path -> its first ``MAX_FILE`` bytes), the folders of
     ``skip`` left out but for the Python files of ``PYTHON_IN`` (importable, so read), and a link
     to a file or folder inside ``root`` read as what it points to: a module that is a link
@@ -261,26 +263,24 @@ def _walk(root: Path, skip: set[str] = SKIP_DIRS) -> dict[str, bytes]:
     for dirpath, dirnames, filenames in walk(root):  # links are not followed
         here = Path(dirpath)
         python_only = bool((PYTHON_IN & skip).intersection(here.relative_to(root).parts))
-        for d in list(dirnames):
-            link = here / d
-            if link.is_symlink():  # a linked folder inside the workspace: its files under the link's path
-                target = inside(link)
-                if target is not None and target.is_dir():
-                    for sub, _, names in walk(target):
-                        for name in names:
-                            if not os.path.islink(os.path.join(sub, name)):
-                                rel = (link / Path(sub).relative_to(target) / name).relative_to(root).as_posix()
-                                read(Path(sub) / name, rel)
-        dirnames[:] = [d for d in dirnames if (d not in skip or d in PYTHON_IN) and not (here / d).is_symlink()]
+        dirnames[:] = [d for d in dirnames if d not in skip or d in PYTHON_IN]
         for name in filenames:
             path = here / name
             if python_only and not name.endswith(".py"):
                 continue
             rel = path.relative_to(root).as_posix()
             if path.is_symlink():
-                target = inside(path)
+                target = inside(path) if links else None
                 if target is not None and target.is_file():
                     read(target, rel)
+                elif target is not None and target.is_dir() and not (
+                        Path(os.path.realpath(here)) == target or target in Path(os.path.realpath(here)).parents):
+                    # a linked folder (not one of the link's own ancestors): its files under the link
+                    for sub, _, names in walk(target):
+                        for leaf in names:
+                            if not os.path.islink(os.path.join(sub, leaf)):
+                                read(Path(sub) / leaf, (path / Path(sub).relative_to(target) / leaf)
+                                     .relative_to(root).as_posix())
                 continue
             if path.is_file():
                 read(path, rel)

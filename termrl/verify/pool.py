@@ -232,5 +232,7 @@ def _slow_path(task: Task, files: Mapping[str, bytes], trace, static: bool) -> E
         before = workspace.snapshot(box)
         box.put_files(task.workdir, {p: TaskFile(d) for p, d in files.items()})
         return verify(task, box, before=before, trace=trace, static=static)
+    except HarnessError as e:
+        return unverified(task.id, e)
     finally:
         box.close()
