@@ -67,6 +67,8 @@ def _unclean_failure(evidence: Evidence) -> str | None:
     if tests.stop != "exited":
         return f"the test run ended by {tests.stop}"
     if tests.kind == "pytest":
+        if tests.exit_code in (2, 3, 4):  # interrupted by collection errors, internal or usage error
+            return f"pytest exited {tests.exit_code} (collection or usage error, not failed tests)"
         if not tests.collected:
             return "pytest collected no test"
         if tests.exit_code != 1:

@@ -267,9 +267,9 @@ def test_tasks_without_a_code_reference_say_why(tmp_path):
     none = Task(id="no-ref", instruction="x", tests={"test_x.py": TaskFile(b"def test_x():\n    pass\n")})
     failing = adult_task(b"def test_never():\n    assert False\n", "adult-broken")
     rows = {r.id: r for r in strength([commands, nothing, none, failing], workers=1)}
-    # a reference that is only commands has its script mutated: `>` -> `>>` and the command left out
+    # a reference that is only commands has its script mutated: here the one command left out
     assert rows["commands"].status == "measured" and rows["commands"].mutated == "solution"
-    assert rows["commands"].mutants == 2 and rows["commands"].score == 0.0 and rows["commands"].weak
+    assert rows["commands"].mutants == 1 and rows["commands"].score == 0.0 and rows["commands"].weak
     assert rows["nothing"].status == "no_code" and rows["no-ref"].status == "no_reference"
     assert rows["adult-broken"].status == "reference_fails" and rows["adult-broken"].score is None
 
