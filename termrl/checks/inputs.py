@@ -13,10 +13,12 @@ site-packages, as the coverage run does) and counts, per tested thing:
 - a **command**, a program the reference wrote that a test starts (``subprocess``; Python's audit
   events): the distinct command lines, each with the input it was fed, where the test fed one.
 
-A task whose every tested thing gets fewer than ``FEW`` distinct inputs, or whose tested inputs
-all appear in the instruction (its examples: a table of them passes), has tests that exercise
-too few inputs (``few_inputs``). Tests the recorder cannot see (a shell test script that runs the
-program itself, no Python) give no figure, with a note why.
+A task whose every tested function gets fewer than ``FEW`` distinct inputs, or whose functions'
+tested inputs all appear in the instruction (its examples: a table of them passes), has tests
+that exercise too few inputs (``few_inputs``). Commands are counted but not judged: one run can
+feed a program a whole batch of cases through a file or its input, which no command line shows.
+Tests the recorder cannot see (a shell test script that runs the program itself, no Python)
+give no figure, with a note why.
 """
 
 from __future__ import annotations
@@ -108,7 +110,7 @@ class Inputs:
     commands: dict[str, int] = field(default_factory=dict)
     """Program name -> distinct (command line, input) it was run with."""
     shared: float | None = None
-    """Share of the distinct inputs whose every argument appears in the instruction."""
+    """Share of the functions' distinct inputs whose every argument appears in the instruction."""
     note: str = ""
 
     @property
@@ -118,8 +120,10 @@ class Inputs:
 
     @property
     def few(self) -> bool:
-        """Every tested thing has fewer than ``FEW`` inputs, or all its inputs are the instruction's."""
-        most = self.most
+        """Every tested function has fewer than ``FEW`` inputs, or all of their inputs are the
+        instruction's. Commands are counted, not judged: one run can feed a program many cases
+        through a file or its input (a batch of lines), which its command line does not show."""
+        most = max(self.functions.values(), default=None)
         return most is not None and (most < FEW or self.shared == 1.0)
 
 
@@ -147,17 +151,17 @@ def summarise(recorded: list[dict], programs: set[str], instruction: str) -> Inp
             for shown in calls:
                 merged.setdefault(name, {})[json.dumps(shown)] = shown
     found = Inputs()
-    everything = []
+    called = []
     for name, calls in merged.items():
         target = found.commands if name in programs else found.functions
         distinct = list(calls.values())
         if name in programs:  # a command line seen bare (its start) and with the input fed is one run
             distinct = [c for c in distinct if not any(len(o) == len(c) + 1 and o[:len(c)] == c for o in distinct)]
+        else:
+            called.extend(distinct)
         target[name] = len(distinct)
-        everything.extend(distinct)
-    if everything:
-        found.shared = round(sum(all(shown_in(a, instruction) for a in call) for call in everything)
-                             / len(everything), 4)
+    if called:
+        found.shared = round(sum(all(shown_in(a, instruction) for a in call) for call in called) / len(called), 4)
     return found
 
 

@@ -138,6 +138,8 @@ def test_inputs_are_counted_per_tested_thing_and_matched_against_the_instruction
     # a command line recorded bare (the process start) and with its input fed is one run
     runs = summarise([{"wc.sh": [["-l"], ["-l", "'a\\n'"], ["-w"], ["-w", "'b c'"]]}], {"wc.sh"}, "")
     assert runs.commands == {"wc.sh": 2} and not runs.few
+    once = summarise([{"wc.sh": [["-l"]]}], {"wc.sh"}, "")  # one run may feed a batch of cases: not judged
+    assert once.commands == {"wc.sh": 1} and not once.few and once.shared is None
     assert Inputs().most is None and not Inputs().few
     assert not shown_in("1", "10 items") and shown_in("1", "f(1) = 2") and shown_in("'a b'", "given a b")
 
@@ -175,7 +177,7 @@ def test_a_shell_script_reference_is_mutated_with_its_execute_bit_and_its_inputs
     assert strong.mutants == weak.mutants > 4 and strong.unverified == weak.unverified == 0
     # the strong tests run ./grade.sh: a mutant that lost its execute bit would fail them all
     assert strong.score == 1.0 and not strong.weak and strong.inputs["commands"] == {"grade.sh": 6}
-    assert weak.score < strong.score and weak.few_inputs and weak.weak
+    assert weak.score < strong.score and weak.weak and not weak.few_inputs  # commands are counted, not judged
     assert weak.inputs["commands"] == {"grade.sh": 1}
     assert any("-if [ \"$s\" -ge 90 ]; then\n+if [ \"$s\" -gt 90 ]; then" in s["diff"] for s in weak.survivors)
 

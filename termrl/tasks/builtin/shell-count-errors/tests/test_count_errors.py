@@ -32,3 +32,10 @@ def test_zero_and_lookalike_levels(tmp_path):
     (tmp_path / "notes.txt").write_text("[ERROR] not a log\n")
     r = run(tmp_path)
     assert r.stdout.splitlines() == ["a.log 0", "b.log 1"]
+
+
+@pytest.mark.boundary
+def test_a_directory_without_logs_prints_nothing(tmp_path):
+    (tmp_path / "readme.txt").write_text("[ERROR] not a log\n")
+    r = run(tmp_path)
+    assert r.returncode == 0 and r.stdout == ""
