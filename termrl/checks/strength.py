@@ -21,8 +21,8 @@ original (a removed statement with no effect): the score is a lower bound of the
 
 A single fixed example kills most mutants yet is passed by a solution that returns its one
 answer, so the distinct inputs the tests give each tested function or command are also counted
-(``termrl.checks.inputs``): too few, or only the instruction's examples, is weak too
-(``few_inputs``).
+(``termrl.checks.inputs``): functions given too few, or only the instruction's examples, make a
+task weak too (``few_inputs``).
 
 For a task whose workspace holds tests the agent sees, the same mutants are also verified
 against those (``visible_score``), and their coverage measured (``visible_line_coverage``): a
@@ -115,9 +115,10 @@ class Strength:
     """Distinct inputs the hidden tests give each tested thing (``termrl.checks.inputs``):
     ``{"functions": {name: n}, "commands": {name: n}}``."""
     shared_inputs: float | None = None
-    """Share of those inputs that the instruction shows (its examples)."""
+    """Share of the tested functions' inputs that the instruction shows (its examples)."""
     few_inputs: bool = False
-    """Every tested thing gets fewer than ``termrl.checks.inputs.FEW`` inputs, or only the instruction's."""
+    """Every tested function gets fewer than ``termrl.checks.inputs.FEW`` inputs, or only the
+    instruction's (commands are counted, not judged)."""
     inputs_note: str = ""
     visible_line_coverage: float | None = None
     """``line_coverage`` by the visible tests, where ``visible_score`` was measured."""
@@ -142,23 +143,23 @@ def visible_tests(task: Task) -> dict[str, TaskFile]:
 
 
 def reference_workspace(task: Task, backend: str = "bwrap") -> dict[str, bytes]:
-    """The workspace after the task's reference solution ran in a fresh sandbox (path -> bytes).
+    """The workspace after the task's reference solution ran in a fresh sandbox (path -> bytes;
+    links left out: a copy written into another sandbox, which makes its own).
 
     Raises:
         HarnessError: the sandbox failed, or the reference solution itself exited non-zero.
     """
-    with open_sandbox(task, backend) as box:
-        res = run_solution(box, task)
-        if not res.ok:
-            raise HarnessError(f"the reference solution failed ({res.stop.value}, exit {res.exit_code}): "
-                               f"{(res.stdout + res.stderr)[-300:]}")
-        return snapshot(box, links=False)
+    return reference_state(task, backend)[0]
 
 
 def reference_state(task: Task, backend: str = "bwrap") -> tuple[dict[str, bytes], dict[str, int], dict[str, int]]:
     """The workspace after the reference solution, as ``reference_workspace``, with the permission
     bits of its files and folders where the backend can give them (``exact_files``: a script the
-    tests run keeps its execute bit in the pool's copy); ({}, {}) for those where it cannot."""
+    tests run keeps its execute bit in the pool's copy); ({}, {}) for those where it cannot.
+
+    Raises:
+        HarnessError: the sandbox failed, or the reference solution itself exited non-zero.
+    """
     with open_sandbox(task, backend) as box:
         res = run_solution(box, task)
         if not res.ok:
@@ -188,8 +189,8 @@ def in_sandbox(task: Task, replace: dict[str, bytes], backend: str = "bwrap", mo
         if solution is None and not res.ok:
             return unverified(task.id, HarnessError(f"the reference solution failed ({res.stop.value}, "
                                                     f"exit {res.exit_code})"))
-        box.put_files(task.workdir, {path: TaskFile(data, (modes or {}).get(path, 0o644))
-                                     for path, data in replace.items()})
+        box.put_files(task.workdir, {path: TaskFile(data, (modes or {}).get(
+            path, 0o755 if data.startswith(b"#!") else 0o644)) for path, data in replace.items()})
         return verify(task, box, before=before, static=False)
     except HarnessError as e:
         return unverified(task.id, e)
