@@ -8,6 +8,7 @@ import hashlib
 import io
 import os
 import re
+import shutil
 import stat
 import tarfile
 from collections.abc import Mapping
@@ -111,6 +112,33 @@ def exact_files(box: Sandbox) -> tuple[dict[str, bytes], dict[str, int], dict[st
     except OSError:
         return None
     return files, modes, folders
+
+
+def drop_bytecode(box: Sandbox) -> None:
+    """Remove every ``__pycache__`` of the workdir (folders and links of that name): Python
+    loads a ``.pyc`` there in place of its source when its stamp says the source is unchanged,
+    and an agent can stamp one so (an unchecked-hash ``.pyc``). Run before the tests, after the
+    snapshot the detectors read; the tests' processes write no bytecode (``-B``).
+
+    Raises:
+        SandboxError: the workdir could not be cleaned.
+    """
+    host = getattr(box, "host_workspace", None)
+    if host is None:
+        res = box.run(["find", box.workdir, "-name", "__pycache__", "-prune", "-exec", "rm", "-rf", "{}", "+"],
+                      timeout=60)
+        if res.exit_code != 0:
+            raise SandboxError(f"could not remove the workspace's __pycache__ folders: {res.stderr.strip()[-300:]}")
+        return
+    try:
+        for dirpath, dirnames, filenames in walk(host()):
+            if "__pycache__" in dirnames:
+                dirnames.remove("__pycache__")
+                shutil.rmtree(os.path.join(dirpath, "__pycache__"))
+            if "__pycache__" in filenames:
+                os.unlink(os.path.join(dirpath, "__pycache__"))
+    except OSError as e:
+        raise SandboxError(f"could not remove the workspace's __pycache__ folders: {type(e).__name__}: {e}") from e
 
 
 def home_snapshot(box: Sandbox) -> dict[str, bytes]:

@@ -47,6 +47,7 @@ def verify(task: Task, box: Sandbox, before: dict[str, bytes] | None = None,
     """
     try:
         after = workspace.snapshot(box)
+        workspace.drop_bytecode(box)  # no planted .pyc runs in place of the source the detectors read
     except HarnessError as e:
         return unverified(task.id, e)
     build = StageResult("build", StageStatus.SKIPPED)

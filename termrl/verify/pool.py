@@ -178,6 +178,8 @@ class VerifierPool:
         over the task's initial files; ``modes``: their permission bits, where not 0o644 or the
         task's own; ``folders``: folders to make, empty ones too, path -> permission bits, each
         with the owner's rwx). A harness failure is unverified evidence, never raised."""
+        # no planted .pyc runs in place of its source (``workspace.drop_bytecode``)
+        files = {p: d for p, d in files.items() if "__pycache__" not in p.split("/")}
         before = {p: f.data for p, f in task.workspace.items()}
         after = {**before, **files}
         if not fits_fast_path(task, self.workdir):

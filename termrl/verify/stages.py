@@ -54,11 +54,6 @@ from termrl.verify.harness.pytest_report import STARTED
 
 HARNESS_DIR = "/.termrl-harness"
 OUT_DIR = "/.termrl-out"
-PYCACHE_DIR = "/.termrl-pycache"
-"""Where the tests' Python processes look for compiled modules (``PYTHONPYCACHEPREFIX``), a
-read-only mount holding only the harness's own: a ``.pyc`` the agent planted in a
-``__pycache__`` of the workspace (stamped to pass for its untouched source) is never loaded in its
-stead, and the detectors, which read sources, see the code that runs."""
 HARNESS = Path(__file__).with_name("harness")
 PLUGIN = HARNESS / "pytest_report.py"
 ISOLATE = HARNESS / "isolate.py"
@@ -157,7 +152,7 @@ def run_tests(task: Task, box: Sandbox, per_test_timeout: float) -> tuple[StageR
     # the task's own script may edit its tests, as under Docker (un-@Disabled Java tests)
     outputs = [spec.tests_dir] + ([REWARD_DIR] if spec.kind is TestKind.REWARD_FILE else [])
     res = box.run(["/bin/bash", script], timeout=timeout, cwd=cwd, env={**env, **script_env(env, spec.tests_dir)},
-                  mounts={spec.tests_dir: task.tests, HARNESS_DIR: _harness_files(), PYCACHE_DIR: _harness_pycache(),
+                  mounts={spec.tests_dir: task.tests, HARNESS_DIR: _harness_files(),
                           **_user_site(task)},
                   outputs=outputs)
     data = _run_data(spec.kind.value, res)
@@ -195,7 +190,7 @@ def script_env(env: dict[str, str], tests_dir: str) -> dict[str, str]:
     return {"PYTEST_PLUGINS": "pytest_report", "PYTHONPATH": f"{HARNESS_DIR}:{path}" if path else HARNESS_DIR,
             "PYTHONUSERBASE": USER_BASE, "TERMRL_SCRIPT_TESTS": "1",
             "TERMRL_TESTS": tests_dir, "TERMRL_HIDDEN": REWARD_DIR, "TERMRL_ISOLATE": _isolate_flag(),
-            "TERMRL_CONFINE": _confine_flag(), "PYTHONPYCACHEPREFIX": PYCACHE_DIR}
+            "TERMRL_CONFINE": _confine_flag()}
 
 
 def _run_data(kind: str, res: ExecResult) -> TestsData:
@@ -276,8 +271,7 @@ def _pytest(task: Task, box: Sandbox, files, env, cwd, timeout, per_test_timeout
     path = ":".join([HARNESS_DIR, *([pyenv.MOUNT] if task.python_requirements else [])])
     run_env = {**env, "PYTHONPATH": path, **report_env(key, spec.tests_dir, per_test_timeout)}
     res = box.run([*PYTEST, *targets], timeout=timeout, cwd=cwd, env=run_env,
-                  mounts={spec.tests_dir: files, HARNESS_DIR: _harness_files(), PYCACHE_DIR: _harness_pycache()},
-                  outputs=[OUT_DIR])
+                  mounts={spec.tests_dir: files, HARNESS_DIR: _harness_files()}, outputs=[OUT_DIR])
     try:
         raw = box.read_file(f"{OUT_DIR}/report.json")
     except (FileNotFoundError, PermissionError):
@@ -290,8 +284,7 @@ def report_env(key: str, tests_dir: str, per_test_timeout: float) -> dict[str, s
     (it runs in the test process, the agent's modules in a worker), the per-test alarm."""
     return {"TERMRL_REPORT": f"{OUT_DIR}/report.json", "TERMRL_REPORT_KEY": key, "TERMRL_TESTS": tests_dir,
             "TERMRL_HIDDEN": OUT_DIR, "TERMRL_TEST_TIMEOUT": str(per_test_timeout),
-            "TERMRL_ISOLATE": _isolate_flag(), "TERMRL_CONFINE": _confine_flag(),
-            "PYTHONPYCACHEPREFIX": PYCACHE_DIR}
+            "TERMRL_ISOLATE": _isolate_flag(), "TERMRL_CONFINE": _confine_flag()}
 
 
 def _isolate_flag() -> str:
@@ -407,13 +400,6 @@ def _harness_files() -> dict:
             harness[f"__pycache__/{source.stem}.{sys.implementation.cache_tag}.pyc"] = TaskFile(_compiled(source))
         _HARNESS = harness
     return _HARNESS
-
-
-def _harness_pycache() -> dict:
-    """The harness's compiled modules where ``PYCACHE_DIR`` as ``PYTHONPYCACHEPREFIX`` has Python
-    look for them (the prefix, then the source's folder)."""
-    return {f"{HARNESS_DIR.lstrip('/')}/{name.removeprefix('__pycache__/')}": f
-            for name, f in _harness_files().items() if name.startswith("__pycache__/")}
 
 
 def _compiled(source: Path) -> bytes:

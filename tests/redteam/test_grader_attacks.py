@@ -120,7 +120,7 @@ def _table_ran(p: Played, control: Played | None, none: Played) -> None:
 
 
 def _source_ran(p: Played, control: Played | None, none: Played) -> None:
-    # the planted .pyc is never loaded (PYTHONPYCACHEPREFIX): the stub in the source is what runs
+    # the planted .pyc is never loaded (drop_bytecode): the stub in the source is what runs
     assert control.outcome.evidence.passed and not p.outcome.evidence.passed
     assert "passed" not in p.tests.values(), p.tests
 

@@ -1397,9 +1397,6 @@ class Worker(Peer):
         if env is not None:
             os.environ.clear()
             os.environ.update(env)
-            # a forked worker read PYTHONPYCACHEPREFIX before this run's environment: compiled
-            # files in the workspace's __pycache__ are never loaded in place of its sources
-            sys.pycache_prefix = env.get("PYTHONPYCACHEPREFIX") or sys.pycache_prefix
         sys.path[:] = [p for p in path]
         if os.getcwd() != cwd:
             os.chdir(cwd)

@@ -92,8 +92,6 @@ def pytest_configure(config):
     """Before any test module (and so any of the agent's code) is imported: take the key, close
     this process to the others of the sandbox, and route the agent's modules to a worker."""
     _key[0] = os.environ.pop("TERMRL_REPORT_KEY", "").encode()
-    # read at start-up, which a warm fork server's child had before this run's environment
-    sys.pycache_prefix = os.environ.get("PYTHONPYCACHEPREFIX") or sys.pycache_prefix
     tests = [p for p in os.environ.pop("TERMRL_TESTS", "").split(os.pathsep) if p]
     hidden = tests + [p for p in os.environ.pop("TERMRL_HIDDEN", "").split(os.pathsep) if p]
     if os.environ.pop("TERMRL_CONFINE", "1") == "0":

@@ -4,8 +4,8 @@ Python imports a module from, in order, an extension (``name.*.so``), its source
 (``name.py``), or a bare ``name.pyc`` beside where the source would be. An agent that writes
 ``roman.pyc`` and deletes ``roman.py``, or builds ``roman.cpython-311-x86_64-linux-gnu.so``
 beside an untouched ``roman.py``, has the tests run code that no diff, detector or judge can
-read. (A ``.pyc`` in a ``__pycache__`` folder is never loaded by the tests: their processes look
-for compiled modules elsewhere, ``termrl.verify.stages.PYCACHE_DIR``.) An honest solution writes
+read. (A ``.pyc`` in a ``__pycache__`` folder is never loaded by the tests: verification removes
+those folders first, ``termrl.sandbox.workspace.drop_bytecode``.) An honest solution writes
 sources; compiling one for the tests is not part of any task.
 """
 
