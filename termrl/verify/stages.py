@@ -152,8 +152,7 @@ def run_tests(task: Task, box: Sandbox, per_test_timeout: float) -> tuple[StageR
     # the task's own script may edit its tests, as under Docker (un-@Disabled Java tests)
     outputs = [spec.tests_dir] + ([REWARD_DIR] if spec.kind is TestKind.REWARD_FILE else [])
     res = box.run(["/bin/bash", script], timeout=timeout, cwd=cwd, env={**env, **script_env(env, spec.tests_dir)},
-                  mounts={spec.tests_dir: task.tests, HARNESS_DIR: _harness_files(),
-                          **_user_site(task)},
+                  mounts={spec.tests_dir: task.tests, HARNESS_DIR: _harness_files(), **_user_site(task)},
                   outputs=outputs)
     data = _run_data(spec.kind.value, res)
     if spec.kind is TestKind.REWARD_FILE:
@@ -369,7 +368,10 @@ def pytest_result(res: ExecResult, report: dict | None, started: bool, holdout: 
                       "5.13+) or refused (a container's seccomp profile), or TERMRL_CONFINE=0; only the "
                       "detectors stop a solution that reads them (termrl.verify.harness.confine)", RuntimeWarning,
                       stacklevel=2)
-    classes = [t.error_class for t in tests if t.error_class] + _run_classes(res)
+    ended = _run_classes(res)  # the tests a hang or the memory limit cut short are that run's failure
+    if ended:
+        tests = [replace(t, error_class=ended[0]) if t.exc_type in ("Interrupted", "NotRun") else t for t in tests]
+    classes = [t.error_class for t in tests if t.error_class] + ended
     interrupted = report.get("exitstatus") == 2 and not report.get("collect_errors")  # not collection's exit 2
     if (not complete or interrupted) and not _run_classes(res):
         classes.append("runtime.crash")  # the run ended mid-way (or was interrupted) without hanging or blowing memory

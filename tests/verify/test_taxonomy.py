@@ -304,6 +304,24 @@ def test_a_hang_at_import_costs_one_alarm_not_the_whole_run():
 
 
 @requires_sandbox
+def test_tests_a_whole_run_timeout_cut_short_are_failures_of_that_timeout():
+    """The run is cut during the second of three tests: the first stays passed, the one running
+    and the one after it are in the report as the timeout's failures (not left out, which would
+    pay partial credit over the first alone)."""
+    tests = ("exec(open('solution.py').read())\n\ndef test_a():\n    assert f() == 1\n\n"
+             "def test_b():\n    hang()\n\ndef test_c():\n    assert f() == 1\n")
+    task = make_task("py-cut", {"test_a.py": tests}, limits=Limits(verifier_timeout_sec=4, memory_mb=1024))
+    ev = planted(task, {"solution.py": "import signal\n\ndef f():\n    return 1\n\ndef hang():\n"
+                                       "    signal.signal(signal.SIGALRM, signal.SIG_IGN)\n    while True:\n        pass\n"})
+    assert ev.verified and not ev.passed and ev.stages["tests"].data["stop"] == "timeout", describe(ev)
+    cases = by_name(ev)
+    assert cases["test_a"].outcome == "passed"
+    assert [(cases[n].outcome, cases[n].exc_type, cases[n].error_class) for n in ("test_b", "test_c")] == \
+        [("error", "NotRun", "timeout")] * 2
+    assert ev.error_classes == ["timeout"] and ev.test_pass_ratio == 1 / 3
+
+
+@requires_sandbox
 def test_out_of_memory_is_the_agents_failure():
     """A huge list under Limits(memory_mb=256): the cgroup OOM-kills the test run."""
     task = make_task("py-oom", {"test_a.py": "import solution\n\ndef test_a():\n    assert solution.f() == 1\n"},
