@@ -53,8 +53,8 @@ def audit_suite(suite: str, spec: str = "staged", *, exploits: Sequence[str] | N
     ``out/audit.json`` and each task's rows to ``out/audit-rows.jsonl`` as it finishes;
     ``resume``: finish the audit stored there. ``mutants``: a ``termrl tasks strength --json``
     report whose surviving mutants are replayed as candidate exploits, and whose tasks tested with
-    too few inputs (``few_inputs``) are reported as ``few_inputs_tasks`` and count as test-weak. ``ray``: audit on the Ray
-    cluster at this address. ``on_start(total, done)``, ``on_task(rows)``: progress;
+    too few inputs (``few_inputs``) are reported as ``few_inputs_tasks`` and count as test-weak.
+    ``ray``: audit on the Ray cluster at this address. ``on_start(total, done)``, ``on_task(rows)``: progress;
     ``on_skip(task_id, why)``: a task that cannot be loaded or run here (logged by default).
 
     Raises ``AuditError`` for settings that cannot run, ``ConnectionError`` when ``ray`` cannot

@@ -190,7 +190,8 @@ def inputs_of(task: Task, solved: dict[str, bytes], code: list[str], programs: l
             box.put_files(task.workdir, {p: TaskFile(d) for p, d in solved.items()})
             res = box.run(["/bin/bash", "-c", script], timeout=task.limits.verifier_timeout_sec + 120,
                           cwd=spec.cwd or task.workdir, env=env,
-                          mounts={spec.tests_dir: task.tests, INPUTS_DIR: {"recorder.py": TaskFile(_RECORDER.encode())}})
+                          mounts={spec.tests_dir: task.tests,
+                                  INPUTS_DIR: {"recorder.py": TaskFile(_RECORDER.encode())}})
     except HarnessError as e:
         return Inputs(note=f"the inputs could not be recorded: {e}")
     recorded = []
@@ -206,4 +207,4 @@ def inputs_of(task: Task, solved: dict[str, bytes], code: list[str], programs: l
     return found
 
 
-__all__ = ["FEW", "Inputs", "shown_in", "summarise", "inputs_of"]
+__all__ = ["FEW", "Inputs", "inputs_of", "shown_in", "summarise"]

@@ -189,7 +189,8 @@ def _mutate_line(source: str, line: str, offset: int, found: list[Mutant]) -> No
         elif text == ">>" and k + 1 < len(tokens) and tokens[k + 1][0] != "/dev/null":
             add("redirect", start, end, ">")  # not `>` -> `>>`: to a new file, the same
         elif not test and command and command not in QUIET_OPTIONS and k and re.fullmatch(r"-[A-Za-z]+", text) \
-                and (k + 1 == len(tokens) or tokens[k + 1][0][0] in "-'\"$|;&<>" or _REDIRECT.fullmatch(tokens[k + 1][0])):
+                and (k + 1 == len(tokens) or tokens[k + 1][0][0] in "-'\"$|;&<>"
+                     or _REDIRECT.fullmatch(tokens[k + 1][0])):
             add("option", start - 1 if code[start - 1:start] == " " else start, end, "")
         elif text.isdigit() and before not in ("<", "<<<"):
             add("constant", start, end, str(int(text) + 1))
@@ -214,7 +215,9 @@ def _mutate_line(source: str, line: str, offset: int, found: list[Mutant]) -> No
         command_start = text in ("&&", "||", ";", "|", "&", "(", "then", "do", "else", "{", "!", "if", "elif", "while",
                                  "until")
     first = tokens[0][0] if tokens else ""
-    if tokens and "<<" not in {t[0] for t in tokens} and "<<-" not in {t[0] for t in tokens} and first not in KEYWORDS and not first.endswith(("()", "=")) and "=" not in first.split("/")[0] \
+    heredoc = {"<<", "<<-"} & {t[0] for t in tokens}  # left whole: its body would turn into commands
+    if tokens and not heredoc and first not in KEYWORDS and not first.endswith(("()", "=")) \
+            and "=" not in first.split("/")[0] \
             and not (len(tokens) > 1 and tokens[1][0] in ("(", "()")) and tokens[-1][0] not in ("{", "\\", "|"):
         end = len(line.rstrip("\n"))
         indent = len(line) - len(line.lstrip())

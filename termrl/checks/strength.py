@@ -465,7 +465,8 @@ def _parsing(found: list, text: str, command: list[str], suffix: str) -> list:
         def parses(source: str) -> bool:
             target.write_text(source)
             try:
-                return subprocess.run([*command, str(target)], check=False, capture_output=True, timeout=30).returncode == 0
+                return subprocess.run([*command, str(target)], check=False, capture_output=True,
+                                      timeout=30).returncode == 0
             except (OSError, subprocess.TimeoutExpired):
                 return True
 

@@ -129,7 +129,8 @@ def _read(path: Path) -> dict:
     except (OSError, UnicodeDecodeError, ValueError) as e:
         raise SurvivorsError(f"{path}: not JSON ({e}): write it with `termrl tasks strength SUITE --json > {path}`")
     if not isinstance(report, dict):
-        raise SurvivorsError(f"{path}: not a strength report: write it with `termrl tasks strength SUITE --json > {path}`")
+        raise SurvivorsError(f"{path}: not a strength report: write it with "
+                             f"`termrl tasks strength SUITE --json > {path}`")
     return report
 
 
