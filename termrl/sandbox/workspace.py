@@ -285,8 +285,13 @@ def _walk(root: Path, skip: set[str] = SKIP_DIRS, links: bool = True) -> dict[st
             pass
 
     def inside(path: Path) -> Path | None:
-        target = Path(os.path.realpath(path))
-        return target if target == resolved_root or resolved_root in target.parents else None
+        try:  # a link through a path this process may not read (/proc/1/root/...) leads nowhere
+            target = Path(os.path.realpath(path))
+            if target == resolved_root or resolved_root in target.parents:
+                return target if target.is_file() or target.is_dir() else None
+        except OSError:
+            pass
+        return None
 
     for dirpath, dirnames, filenames in walk(root):  # links are not followed
         here = Path(dirpath)

@@ -37,3 +37,23 @@ def test_a_tree_deeper_than_the_recursion_limit_is_walked_and_not_taken_for_exac
         assert seen["top.py"] == b"x = 1\n" and not any(p.endswith("leaf") for p in seen)
         assert max(p.count("/") for p in seen) <= MAX_DEPTH + 1
         assert exact_files(box) is None  # the pool cannot copy it whole: verified in its own sandbox
+
+
+def test_a_link_the_harness_may_not_resolve_is_skipped_not_an_error(monkeypatch):
+    """``ln -s /proc/1/root/etc/shadow`` made the whole verification fail: resolving it raised
+    PermissionError (readlink of another process's root). Such a link leads nowhere."""
+    import os
+
+    real = os.path.realpath
+
+    def denied(path, *args, **kwargs):
+        if str(path).endswith("shadow-link"):
+            raise PermissionError(13, "Permission denied", "/proc/1/root")
+        return real(path, *args, **kwargs)
+
+    task = Task(id="snap", instruction="x", workspace={"a.py": TaskFile(b"A = 1\n")})
+    with open_sandbox(task) as box:
+        assert box.exec("ln -s /proc/1/root/etc/shadow shadow-link && ln -s a.py b.py").exit_code == 0
+        monkeypatch.setattr(os.path, "realpath", denied)
+        seen = snapshot(box)
+        assert "shadow-link" not in seen and seen["b.py"] == b"A = 1\n"
