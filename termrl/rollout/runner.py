@@ -4,7 +4,8 @@
   next starts when one finishes.
 - **Batching:** episode threads hand their turns to one ``Batcher``; it gives the policy
   every turn that is ready (up to ``max_batch``), so a local model generates for all
-  live episodes together and an endpoint gets them concurrently.
+  live episodes together and an endpoint gets them concurrently. A ``continuous`` policy
+  (``llamacpp:``, whose server batches by itself) gets each turn the moment it comes.
 - **Failures:** an episode whose sandbox, policy or verifier fails is recorded with
   ``ending = "error"`` and the error; the run goes on.
 - **Persistence and resume:** each finished episode is written to the run's
@@ -67,10 +68,14 @@ def episode_id(task: Task, sample: int) -> str:
 
 
 class Batcher:
-    """Collects turns from episode threads and answers them with one policy call per batch."""
+    """Collects turns from episode threads and answers them with one policy call per batch; a
+    policy that batches by itself as turns come (``continuous``: a server with continuous
+    batching) gets each turn at once, up to ``max_batch`` in flight, none waiting for another."""
 
     def __init__(self, policy: Policy, max_batch: int, window_s: float, accountant: Accountant):
         self.policy, self.max_batch, self.window_s, self.accountant = policy, max_batch, window_s, accountant
+        self._each = (ThreadPoolExecutor(max_workers=max_batch, thread_name_prefix="termrl-turn")
+                      if getattr(policy, "continuous", False) else None)
         self._queue: queue.Queue[tuple[Turn, Future] | None] = queue.Queue()
         self._active = 0
         self._lock = threading.Lock()
@@ -93,12 +98,17 @@ class Batcher:
     def close(self) -> None:
         self._queue.put(None)
         self._thread.join(timeout=10)
+        if self._each is not None:
+            self._each.shutdown(wait=False)
 
     def _loop(self) -> None:
         while True:
             item = self._queue.get()
             if item is None:
                 return
+            if self._each is not None:
+                self._each.submit(self._settle, [item])
+                continue
             batch = [item]
             deadline = time.monotonic() + self.window_s
             while len(batch) < self.max_batch:
@@ -113,12 +123,15 @@ class Batcher:
                     self._queue.put(None)
                     break
                 batch.append(more)
-            try:
-                self._answer(batch)
-            except Exception as e:  # noqa: BLE001 - never leave an episode waiting for a reply
-                for _, future in batch:
-                    if not future.done():
-                        future.set_exception(e)
+            self._settle(batch)
+
+    def _settle(self, batch: list[tuple[Turn, Future]]) -> None:
+        try:
+            self._answer(batch)
+        except Exception as e:  # noqa: BLE001 - never leave an episode waiting for a reply
+            for _, future in batch:
+                if not future.done():
+                    future.set_exception(e)
 
     def _answer(self, batch: list[tuple[Turn, Future]]) -> None:
         started = time.perf_counter()
