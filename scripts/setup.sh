@@ -39,6 +39,6 @@ else
   say "installing CPU PyTorch (torch 2.13.0)"
   .venv/bin/pip install -q --disable-pip-version-check torch==2.13.0  # the CPU build
 fi
-say "installing termrl and its dependencies (pip install -e '.[dev,train,ray,fast,serve]'; fast is CTranslate2, a 43 MB wheel; serve is openenv-core)"
-.venv/bin/pip install -q --disable-pip-version-check -e '.[dev,train,ray,fast,serve]'
+say "installing termrl and its dependencies (pip install -e '.[dev,train,ray,fast,serve,llamacpp]'; fast is CTranslate2, a 43 MB wheel; serve is openenv-core; llamacpp is sentencepiece, for scripts/build_llamacpp.sh's GGUF conversions)"
+.venv/bin/pip install -q --disable-pip-version-check -e '.[dev,train,ray,fast,serve,llamacpp]'
 echo "setup: done. termrl is at .venv/bin/termrl"

@@ -38,10 +38,13 @@ def _git(*args: str) -> str:
 def backend(policy) -> dict:
     """The engine and number format a policy generates with, as stores record them:
     ``{"backend": "transformers", "dtype": ...}``, ``{"backend": "ctranslate2", "compute_type": ...}``,
-    else ``{"backend": <class name>}`` (scripted policies, endpoints)."""
+    ``{"backend": "llama.cpp", "quantization": ...}``, else ``{"backend": <class name>}`` (scripted
+    policies, endpoints)."""
     config, model = getattr(policy, "config", None), getattr(policy, "model", None)
     if hasattr(policy, "generator") and hasattr(config, "compute_type"):
         return {"backend": "ctranslate2", "compute_type": config.compute_type}
+    if type(policy).__name__ == "LlamaCppPolicy":
+        return {"backend": "llama.cpp", "quantization": config.quantization, "threads": config.threads}
     if model is not None and hasattr(model, "dtype"):
         return {"backend": "transformers", "dtype": str(model.dtype).removeprefix("torch."),
                 "device": str(getattr(policy, "device", ""))}

@@ -55,7 +55,7 @@ from pathlib import Path
 
 from termrl.actions import holds_action, workspace_texts
 from termrl.policies.base import configure
-from termrl.policies.hf import chat_prompt, end_ids, make_reply, stripped
+from termrl.policies.hf import chat_prompt, directory_end_ids, make_reply, stripped
 from termrl.protocols import Reply, Turn
 from termrl.tasks.pyenv import cache_root
 
@@ -244,9 +244,7 @@ class CT2Policy:
         self.model_dir = converted(self.source, self.config.compute_type)
         self.tokenizer = AutoTokenizer.from_pretrained(self.source)
         model_config = json.loads((self.source / "config.json").read_text())
-        generation = self.source / "generation_config.json"
-        saved = (json.loads(generation.read_text()) if generation.is_file() else model_config).get("eos_token_id")
-        self.eos_ids = end_ids(self.tokenizer, saved)
+        self.eos_ids = directory_end_ids(self.tokenizer, self.source)
         self.strip = stripped(self.tokenizer)
         limit = model_config.get("max_position_embeddings") or 1 << 30
         self.max_prompt = self.config.max_prompt_tokens or limit - self.config.max_new_tokens

@@ -293,6 +293,14 @@ def end_ids(tokenizer, saved) -> list[int]:
     return sorted({i for i in ids if i is not None})
 
 
+def directory_end_ids(tokenizer, source: Path) -> list[int]:
+    """``end_ids`` of a model directory read without loading its weights: the eos id(s) of its
+    ``generation_config.json``, else of its ``config.json``."""
+    generation = source / "generation_config.json"
+    saved = json.loads((generation if generation.is_file() else source / "config.json").read_text())
+    return end_ids(tokenizer, saved.get("eos_token_id"))
+
+
 def stripped(tokenizer) -> list[str]:
     """Token texts removed from a decoded reply: ``STRIP``, eos and pad."""
     return [s for s in {*STRIP, tokenizer.eos_token, tokenizer.pad_token} if s]
