@@ -67,7 +67,8 @@ def _fail(message: str) -> None:
 
 def eval_cmd(
     policy: str = typer.Option(..., "--policy", help="oracle, nop, script:FILE, hf:PATH, ct2:PATH "
-                                                      "(CTranslate2, int8) or openai:BASE_URL."),
+                                                      "(CTranslate2, int8), llamacpp:PATH (llama.cpp, "
+                                                      "GGUF q8_0) or openai:BASE_URL."),
     suite: str = typer.Option(..., "--suite", help="builtin, humaneval, mbpp, FAMILY:SEEDS or a directory; "
                                                    "a slice after a colon (humaneval:0-39, mbpp:test)."),
     spec: str = typer.Option("staged", "--spec", help="Reward spec: preset name or TOML file."),
@@ -86,8 +87,10 @@ def eval_cmd(
     max_new_tokens: Optional[int] = typer.Option(None, "--max-new-tokens", help="Tokens per reply (model policies)."),
     dtype: Optional[str] = typer.Option(None, "--dtype", help="hf: weights dtype: auto, float32 or bfloat16."),
     stop_at_action: bool = typer.Option(False, "--stop-at-action",
-                                        help="hf:, ct2: end each reply at its first whole action (the rest is never "
+                                        help="hf:, ct2:, llamacpp: end each reply at its first whole action (the rest is never "
                                              "run); saves the tokens small models spend explaining."),
+    threads: Optional[int] = typer.Option(None, "--threads",
+                                          help="ct2:, llamacpp: CPU threads (default: the engine's)."),
     backend: str = typer.Option("bwrap", "--backend", help="Sandbox backend: bwrap, docker or local."),
     action_format: str = typer.Option("tool_call", "--action-format",
                                       help="How the agent is asked to act: tool_call, native, json, bash or "
@@ -107,7 +110,7 @@ def eval_cmd(
         config = EvalConfig(policy=policy, suite=suite, spec=spec, k=k, samples=samples, model=model,
                             workers=workers, max_steps=max_steps, time_limit=time_limit, temperature=temperature,
                             max_new_tokens=max_new_tokens, dtype=dtype, stop_at_action=stop_at_action,
-                            backend=backend, action_format=action_format, ray=ray, judge=judge,
+                            threads=threads, backend=backend, action_format=action_format, ray=ray, judge=judge,
                             judge_model=judge_model)
     except EvalError as e:
         _fail(str(e))

@@ -46,7 +46,7 @@ EPISODE_KEYS = ("max_steps", "time_limit", "temperature", "max_new_tokens", "dty
 """The settings that decide how an episode is played and scored: they must match too, where the
 stored run recorded them (runs stored before they were recorded carry none, and are not checked)."""
 
-LOCAL_MODELS = ("hf", "ct2")
+LOCAL_MODELS = ("hf", "ct2", "llamacpp")
 """Policies that load a model into the process: one per episode on a cluster, so not with ``ray``."""
 
 
@@ -59,7 +59,7 @@ class EvalConfig:
     """What an evaluation plays and how: ``_run.json`` records it; a resumed run must match it."""
 
     policy: str
-    """oracle, nop, script:FILE, hf:PATH, ct2:PATH or openai:BASE_URL (``termrl.policies.make_policy``)."""
+    """oracle, nop, script:FILE, hf:PATH, ct2:PATH, llamacpp:PATH or openai:BASE_URL (``termrl.policies.make_policy``)."""
     suite: str
     """builtin, humaneval, mbpp, FAMILY:SEEDS or a directory; a slice after a colon (humaneval:0-39)."""
     spec: str = "staged"
@@ -83,7 +83,9 @@ class EvalConfig:
     dtype: str | None = None
     """hf: weights dtype: auto, float32 or bfloat16."""
     stop_at_action: bool = False
-    """hf:, ct2: end each reply at its first whole action."""
+    """hf:, ct2:, llamacpp: end each reply at its first whole action."""
+    threads: int | None = None
+    """ct2:, llamacpp: the engine's CPU threads; None: its default (on a shared CPU, 1 is faster)."""
     backend: str = "bwrap"
     """Sandbox backend: bwrap, docker or local."""
     action_format: str = "tool_call"
@@ -119,7 +121,7 @@ class EvalConfig:
     def policy_options(self) -> dict:
         """The model options given: what ``make_policy`` takes besides the spec."""
         given = (("temperature", self.temperature), ("max_new_tokens", self.max_new_tokens), ("dtype", self.dtype),
-                 ("stop_at_action", self.stop_at_action or None))
+                 ("stop_at_action", self.stop_at_action or None), ("threads", self.threads))
         return {key: value for key, value in given if value is not None}
 
 

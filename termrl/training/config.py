@@ -40,7 +40,7 @@ from termrl.tasks.families import FAMILIES
 from termrl.training.mix import check_weights
 
 ALGORITHMS = ("grpo", "rft", "dpo")
-EVAL_BACKENDS = ("transformers", "ctranslate2")
+EVAL_BACKENDS = ("transformers", "ctranslate2", "llama.cpp")
 
 
 class ConfigError(ValueError):
@@ -273,9 +273,12 @@ class EvalSection:
     runs nothing after it, and on a CPU the tokens after it are most of the generation time."""
     backend: str = "transformers"
     """What generates RFT's and DPO's samples and the evaluations (before and after): "transformers"
-    (``HFPolicy``, in ``model.dtype``) or "ctranslate2" (``CT2Policy``: the weights, each RFT round's
+    (``HFPolicy``, in ``model.dtype``), "ctranslate2" (``CT2Policy``: the weights, each RFT round's
     merged ones too, converted once to int8 and cached; faster on a CPU, results/ct2; CPU only, on
-    ``threads`` threads; replies' log-probs are the raw model's). GRPO generates with TRL either way."""
+    ``threads`` threads; replies' log-probs are the raw model's) or "llama.cpp" (``LlamaCppPolicy``:
+    the same, converted to GGUF q8_0 and served by ``llama-server`` on ``threads`` threads; the
+    fastest one stream on a CPU, results/cpu-engines; needs ``scripts/build_llamacpp.sh``). GRPO
+    generates with TRL either way."""
     before: bool = True
     """Also evaluate the initial model on the held-out (and transfer) tasks, at the same decoding:
     results.json then has ``heldout_pass_rate_before/after`` and the test of the change."""
@@ -452,7 +455,8 @@ def _check(cfg: TrainConfig, source: str) -> None:
         raise bad("model.dtype", "use auto, float32 or bfloat16")
     if cfg.eval.backend not in EVAL_BACKENDS:
         raise bad("eval.backend", f"{cfg.eval.backend!r} is not one of {', '.join(EVAL_BACKENDS)} "
-                                  "(ctranslate2: pip install ctranslate2, as scripts/setup.sh does)")
+                                  "(ctranslate2: pip install ctranslate2, as scripts/setup.sh does; llama.cpp: "
+                                  "bash scripts/build_llamacpp.sh)")
     for name, value in (("grpo.steps", cfg.grpo.steps), ("dpo.steps", cfg.dpo.steps),
                         ("rft.rounds", cfg.rft.rounds), ("rft.samples_per_task", cfg.rft.samples_per_task),
                         ("dpo.samples_per_task", cfg.dpo.samples_per_task), ("eval.samples", cfg.eval.samples),

@@ -431,12 +431,13 @@ def hf_policy_factory(hf_config=None, eval_config=None) -> PolicyFactory:
     return make
 
 
-def ct2_policy_factory(ct2_config=None, eval_config=None) -> PolicyFactory:
+def ct2_policy_factory(ct2_config=None, eval_config=None, policy_class=CT2Policy) -> PolicyFactory:
     """``[eval] backend = "ctranslate2"``'s factory: a ``CT2Policy`` over the directory (each round's
     merged weights, converted once and cached) with ``ct2_config`` (a ``CT2Config``) for sampling
-    and ``eval_config`` (default: the same) for evaluation."""
+    and ``eval_config`` (default: the same) for evaluation. ``policy_class=LlamaCppPolicy`` with
+    ``LlamaCppConfig`` configs is ``backend = "llama.cpp"``'s (converted to GGUF, served)."""
     def make(model_dir: Path, purpose: str) -> Policy:
-        return CT2Policy(model_dir, (eval_config or ct2_config) if purpose == "eval" else ct2_config)
+        return policy_class(model_dir, (eval_config or ct2_config) if purpose == "eval" else ct2_config)
 
     return make
 

@@ -46,6 +46,7 @@ from termrl.episode import PoolVerifier
 from termrl.eval.metrics import paired, passed_fraction, summarize, two_proportion_z
 from termrl.policies.ct2 import CT2Policy, ct2_config
 from termrl.policies.hf import HFConfig, HFPolicy, auto_dtype
+from termrl.policies.llamacpp import LlamaCppPolicy, llamacpp_config
 from termrl.policies.tiny import build_tiny_model, quickstart_tokenizer
 from termrl.protocols import Trajectory
 from termrl.provenance import harness
@@ -514,6 +515,8 @@ def _policy(cfg: TrainConfig, model_dir: Path, options: dict):
     ``[eval] backend``."""
     if cfg.eval.backend == "ctranslate2":
         return CT2Policy(model_dir, ct2_config(options, threads=cfg.threads))
+    if cfg.eval.backend == "llama.cpp":
+        return LlamaCppPolicy(model_dir, llamacpp_config(options, threads=cfg.threads))
     return HFPolicy(model_dir, HFConfig(**options))
 
 
@@ -533,6 +536,10 @@ def run_rft(cfg: TrainConfig, out: Path, model_dir: Path, accountant: Accountant
     if cfg.eval.backend == "ctranslate2":
         factory = ct2_policy_factory(ct2_config(options, threads=cfg.threads),
                                      ct2_config(options, threads=cfg.threads, temperature=cfg.eval.temperature))
+    elif cfg.eval.backend == "llama.cpp":
+        factory = ct2_policy_factory(llamacpp_config(options, threads=cfg.threads),
+                                     llamacpp_config(options, threads=cfg.threads, temperature=cfg.eval.temperature),
+                                     policy_class=LlamaCppPolicy)
     rcfg = RFTConfig(rounds=r.rounds, samples_per_task=r.samples_per_task, threshold=r.threshold,
                      eval_samples=cfg.eval.samples, trim=r.trim)
     args = SFTConfig(**{**_common_args(cfg, out), "save_strategy": "no"}, **trl_checkpointing(SFTConfig),

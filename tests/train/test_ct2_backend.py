@@ -94,3 +94,21 @@ def test_rft_samples_and_evaluates_each_round_s_weights_with_ctranslate2(tiny, t
     assert made == [(str(tiny), "sample"), (model_out, "eval")]
     sources = {json.loads((d / "termrl-source.json").read_text())["source"] for d in cache.iterdir()}
     assert sources == {str(tiny.resolve()), str(Path(model_out).resolve())}
+
+
+def test_llama_cpp_backend_serves_the_run_s_weights_with_the_run_s_decoding(config, tiny, tmp_path, monkeypatch):
+    from tests.policies.fake_llama_server import fake_build
+    from termrl.policies.llamacpp import LlamaCppPolicy
+    from termrl.training.run import _policy, _sampling
+
+    fake_build(tmp_path, tiny, monkeypatch)
+    cfg = load_config(config, ["eval.backend=llama.cpp"])
+    _, options = _sampling(cfg, 1, cfg.eval.temperature)
+    policy = _policy(cfg, tiny, options)
+    assert isinstance(policy, LlamaCppPolicy)
+    c = policy.config
+    assert (c.temperature, c.max_new_tokens, c.stop_at_action, c.threads, c.quantization) == (0.5, 12, True, 1, "q8_0")
+    assert c.seed == cfg.seed and policy.gguf.is_file()
+    args = json.loads((tmp_path / "args.json").read_text())
+    assert args[args.index("--threads") + 1] == "1"
+    policy.close()
