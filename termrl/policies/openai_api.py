@@ -1,6 +1,8 @@
 """Any OpenAI-compatible chat completions endpoint as a policy (vLLM, SGLang, llama.cpp, Ollama).
 
-The turns of a batch are sent concurrently, one request each, through the official
+The rollout runner hands over each turn as it comes (``continuous``: the server batches, and no
+episode waits for another's reply); the turns of a batch given at once are sent concurrently,
+one request each, through the official
 ``openai`` client, which retries connection errors, timeouts, 408/409/429 and 5xx with
 backoff. Structured ``tool_calls`` in a response are rendered into the text as
 ``<tool_call>{"name": ..., "arguments": {...}}</tool_call>`` so the environment's one
@@ -54,6 +56,9 @@ class OpenAIPolicy:
 
     ``gen_s`` is the batch's wall time divided among its replies (so they sum to wall time);
     ``prompt_tokens`` is the server's ``usage.prompt_tokens``."""
+
+    continuous = True
+    """The rollout runner sends each turn as it comes: the server (vLLM, SGLang, llama.cpp) batches."""
 
     def __init__(self, base_url: str, model: str, config: OpenAIConfig | None = None, **options):
         import openai  # heavy: openai
