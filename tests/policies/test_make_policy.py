@@ -26,7 +26,7 @@ def test_openai_spec_needs_a_model():
 
 
 @pytest.mark.parametrize("spec, message", [
-    ("gpt", "unknown policy 'gpt'; use oracle, nop, reference\\[:FORMAT\\], script:FILE, hf:PATH, ct2:PATH or openai:BASE_URL"),
+    ("gpt", "unknown policy 'gpt'; use oracle, nop, reference\\[:FORMAT\\], script:FILE, hf:PATH, ct2:PATH, llamacpp:PATH or openai:BASE_URL"),
     ("script:", "unknown policy 'script:'"),
     ("hf:", "needs a model directory"),
     ("openai:", "needs a base URL"),
