@@ -9,7 +9,8 @@
 #
 #   bash scripts/build_llamacpp.sh [DEST]
 #
-# Tuned for the machine it builds on (GGML_NATIVE): build it where it runs.
+# Tuned for the machine it builds on (GGML_NATIVE) and linked statically (the folder may move):
+# build it where it runs.
 set -euo pipefail
 VERSION=0.3.36  # llama-cpp-python; measured with this one (results/cpu-engines)
 if [ -n "${TERMRL_CACHE:-}" ]; then ROOT=$TERMRL_CACHE
@@ -30,13 +31,15 @@ mkdir -p "$(dirname "$DEST")"
 rm -rf "$DEST.partial"
 mv "$WORK/llama_cpp_python-$VERSION/vendor/llama.cpp" "$DEST.partial"
 cd "$DEST.partial"
+step() {  # a step's output goes to build.log; its last lines are shown if it fails
+  "$@" >>build.log 2>&1 || { tail -n 30 build.log >&2; echo "build_llamacpp: failed; the whole log: $DEST.partial/build.log" >&2; exit 1; }
+}
 echo "build_llamacpp: configuring (cmake)"
-cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DGGML_NATIVE=ON -DLLAMA_CURL=OFF -DLLAMA_OPENSSL=OFF \
-  -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_SERVER=ON >/dev/null
+step cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DGGML_NATIVE=ON -DLLAMA_CURL=OFF -DLLAMA_OPENSSL=OFF \
+  -DBUILD_SHARED_LIBS=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_SERVER=ON
 echo "build_llamacpp: compiling llama-server and llama-quantize on $(nproc) cores"
-cmake --build build -j"$(nproc)" --target llama-server llama-quantize >/dev/null
+step cmake --build build -j"$(nproc)" --target llama-server llama-quantize
 cd - >/dev/null
 rm -rf "$DEST"
 mv "$DEST.partial" "$DEST"
-"$DEST/build/bin/llama-server" --version 2>&1 | grep -m1 version || true
-echo "build_llamacpp: built $DEST"
+echo "build_llamacpp: built $DEST ($("$DEST/build/bin/llama-server" --version 2>&1 | grep -m1 -o 'version: .*' || echo 'version unknown'))"

@@ -279,6 +279,10 @@ class EvalSection:
     the same, converted to GGUF q8_0 and served by ``llama-server`` on ``threads`` threads; the
     fastest one stream on a CPU, results/cpu-engines; needs ``scripts/build_llamacpp.sh``). GRPO
     generates with TRL either way."""
+    threads: int = 0
+    """CPU threads of the "ctranslate2" or "llama.cpp" engine; 0: the run's ``threads``. On a CPU
+    that the sandboxes share, fewer than the cores: llama.cpp on 2 threads beside other work ran
+    at a sixth of its speed on 1 (results/cpu-engines)."""
     before: bool = True
     """Also evaluate the initial model on the held-out (and transfer) tasks, at the same decoding:
     results.json then has ``heldout_pass_rate_before/after`` and the test of the change."""
@@ -473,7 +477,8 @@ def _check(cfg: TrainConfig, source: str) -> None:
     if cfg.env.warm_sandboxes < 0:
         raise bad("env.warm_sandboxes", "must be 0 or more")
     for name, value in (("grpo.max_turns", cfg.grpo.max_turns), ("grpo.verifier_workers", cfg.grpo.verifier_workers),
-                        ("sft.steps", cfg.sft.steps), ("threads", cfg.threads)):
+                        ("sft.steps", cfg.sft.steps), ("threads", cfg.threads),
+                        ("eval.threads", cfg.eval.threads)):
         if value < 0:
             raise bad(name, "must be 0 or more")
     if cfg.grpo.num_iterations < 1:

@@ -514,9 +514,9 @@ def _policy(cfg: TrainConfig, model_dir: Path, options: dict):
     """The sampling or evaluation policy over ``model_dir``'s weights with ``_sampling``'s options, by
     ``[eval] backend``."""
     if cfg.eval.backend == "ctranslate2":
-        return CT2Policy(model_dir, ct2_config(options, threads=cfg.threads))
+        return CT2Policy(model_dir, ct2_config(options, threads=cfg.eval.threads or cfg.threads))
     if cfg.eval.backend == "llama.cpp":
-        return LlamaCppPolicy(model_dir, llamacpp_config(options, threads=cfg.threads))
+        return LlamaCppPolicy(model_dir, llamacpp_config(options, threads=cfg.eval.threads or cfg.threads))
     return HFPolicy(model_dir, HFConfig(**options))
 
 
@@ -534,11 +534,11 @@ def run_rft(cfg: TrainConfig, out: Path, model_dir: Path, accountant: Accountant
     rollout, options = _sampling(cfg, r.samples_per_task, r.temperature)
     factory = hf_policy_factory(HFConfig(**options), HFConfig(**{**options, "temperature": cfg.eval.temperature}))
     if cfg.eval.backend == "ctranslate2":
-        factory = ct2_policy_factory(ct2_config(options, threads=cfg.threads),
-                                     ct2_config(options, threads=cfg.threads, temperature=cfg.eval.temperature))
+        factory = ct2_policy_factory(ct2_config(options, threads=cfg.eval.threads or cfg.threads),
+                                     ct2_config(options, threads=cfg.eval.threads or cfg.threads, temperature=cfg.eval.temperature))
     elif cfg.eval.backend == "llama.cpp":
-        factory = ct2_policy_factory(llamacpp_config(options, threads=cfg.threads),
-                                     llamacpp_config(options, threads=cfg.threads, temperature=cfg.eval.temperature),
+        factory = ct2_policy_factory(llamacpp_config(options, threads=cfg.eval.threads or cfg.threads),
+                                     llamacpp_config(options, threads=cfg.eval.threads or cfg.threads, temperature=cfg.eval.temperature),
                                      policy_class=LlamaCppPolicy)
     rcfg = RFTConfig(rounds=r.rounds, samples_per_task=r.samples_per_task, threshold=r.threshold,
                      eval_samples=cfg.eval.samples, trim=r.trim)

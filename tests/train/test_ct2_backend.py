@@ -102,13 +102,18 @@ def test_llama_cpp_backend_serves_the_run_s_weights_with_the_run_s_decoding(conf
     from termrl.training.run import _policy, _sampling
 
     fake_build(tmp_path, tiny, monkeypatch)
-    cfg = load_config(config, ["eval.backend=llama.cpp"])
+    cfg = load_config(config, ["eval.backend=llama.cpp", "threads=2"])
     _, options = _sampling(cfg, 1, cfg.eval.temperature)
     policy = _policy(cfg, tiny, options)
     assert isinstance(policy, LlamaCppPolicy)
     c = policy.config
-    assert (c.temperature, c.max_new_tokens, c.stop_at_action, c.threads, c.quantization) == (0.5, 12, True, 1, "q8_0")
+    assert (c.temperature, c.max_new_tokens, c.stop_at_action, c.threads, c.quantization) == (0.5, 12, True, 2, "q8_0")
     assert c.seed == cfg.seed and policy.gguf.is_file()
-    args = json.loads((tmp_path / "args.json").read_text())
-    assert args[args.index("--threads") + 1] == "1"
     policy.close()
+    cfg = load_config(config, ["eval.backend=llama.cpp", "threads=2", "eval.threads=1"])  # the engine's own
+    policy = _policy(cfg, tiny, options)
+    args = json.loads((tmp_path / "args.json").read_text())
+    assert policy.config.threads == 1 and args[args.index("--threads") + 1] == "1"
+    policy.close()
+    with pytest.raises(ConfigError, match="'eval.threads'"):
+        load_config(config, ["eval.threads=-1"])
