@@ -48,7 +48,7 @@ def test_setup_says_each_step_in_order(tmp_path):
                      "installing termrl and its dependencies", "done. termrl is at .venv/bin/termrl"]
     assert "bubblewrap" in res.stdout.splitlines()[1]
     log = (tmp_path / "log").read_text()
-    assert "pip install -q --disable-pip-version-check torch==2.13.0" in log and "-e .[dev,train,ray,fast,serve]" in log
+    assert "pip install -q --disable-pip-version-check torch==2.13.0" in log and "-e .[dev,train,ray,fast,serve,llamacpp]" in log
 
 
 def test_an_installer_error_shows_and_stops_the_setup(tmp_path):
