@@ -38,6 +38,11 @@ def offline_environment_cache(tmp_path_factory):
 
     import tempfile
 
+    from termrl.tasks.pyenv import cache_root
+
+    built = cache_root() / "llama.cpp"  # a tool, not an environment: the realmodel tier uses the machine's build
+    if "TERMRL_LLAMA_CPP" not in os.environ and (built / "build" / "bin" / "llama-server").is_file():
+        os.environ["TERMRL_LLAMA_CPP"] = str(built)
     links = tmp_path_factory.mktemp("wheels")
     # not under pytest's private temp dir: a sandbox run as nobody must reach the cache
     cache = Path(tempfile.mkdtemp(prefix="termrl-test-cache-"))

@@ -38,7 +38,7 @@ def model_dir() -> Path:
 
 
 def test_int8_pass_rate_is_transformers_within_noise(model_dir):
-    tasks = resolve(SLICE)
+    tasks = [entry.task for entry in resolve(SLICE)]
     config = RolloutConfig(workers=4, env=EnvConfig(max_steps=2, time_limit_s=3600))
     played = {kind: run_rollouts(tasks, make_policy(f"{kind}:{model_dir}", **DECODING), config)
               for kind in ("hf", "ct2")}

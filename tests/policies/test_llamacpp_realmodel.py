@@ -45,7 +45,7 @@ def model_dir() -> Path:
 
 
 def test_q8_0_pass_rate_is_ctranslate2_int8_within_noise(model_dir):
-    tasks = resolve(SLICE)
+    tasks = [entry.task for entry in resolve(SLICE)]
     config = RolloutConfig(workers=4, env=EnvConfig(max_steps=2, time_limit_s=3600))
     played = {}
     for kind in ("ct2", "llamacpp"):
