@@ -533,12 +533,13 @@ def run_rft(cfg: TrainConfig, out: Path, model_dir: Path, accountant: Accountant
             rounds_file.write_text(json.dumps({"version": 1, "rounds": records}, indent=1))
     rollout, options = _sampling(cfg, r.samples_per_task, r.temperature)
     factory = hf_policy_factory(HFConfig(**options), HFConfig(**{**options, "temperature": cfg.eval.temperature}))
+    engine = {"threads": cfg.eval.threads or cfg.threads}
     if cfg.eval.backend == "ctranslate2":
-        factory = ct2_policy_factory(ct2_config(options, threads=cfg.eval.threads or cfg.threads),
-                                     ct2_config(options, threads=cfg.eval.threads or cfg.threads, temperature=cfg.eval.temperature))
+        factory = ct2_policy_factory(ct2_config(options, **engine),
+                                     ct2_config(options, **engine, temperature=cfg.eval.temperature))
     elif cfg.eval.backend == "llama.cpp":
-        factory = ct2_policy_factory(llamacpp_config(options, threads=cfg.eval.threads or cfg.threads),
-                                     llamacpp_config(options, threads=cfg.eval.threads or cfg.threads, temperature=cfg.eval.temperature),
+        factory = ct2_policy_factory(llamacpp_config(options, **engine),
+                                     llamacpp_config(options, **engine, temperature=cfg.eval.temperature),
                                      policy_class=LlamaCppPolicy)
     rcfg = RFTConfig(rounds=r.rounds, samples_per_task=r.samples_per_task, threshold=r.threshold,
                      eval_samples=cfg.eval.samples, trim=r.trim)
