@@ -231,7 +231,7 @@ class LlamaServer:
                 status, _ = _get(self.url, "/health", 5)
                 if status == 200:
                     return
-            except OSError:
+            except (OSError, http.client.HTTPException):  # not listening yet, or closed on us while starting
                 pass
             time.sleep(0.2)
         tail = self._tail()
