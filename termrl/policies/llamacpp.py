@@ -245,6 +245,19 @@ class LlamaServer:
         self._stop()
 
 
+def _start(llama: LlamaCpp, model: Path, config: LlamaCppConfig, tries: int = 3) -> LlamaServer:
+    """A started server; a port another process took between ``_free_port`` and the server's bind
+    is tried again on a new one."""
+    for attempt in range(tries):
+        try:
+            return LlamaServer(llama, model, config)
+        except PolicyError as e:
+            taken = ("couldn't bind http server socket", "address already in use")  # llama-server's words, the OS's
+            if attempt == tries - 1 or not any(words in str(e).lower() for words in taken):
+                raise
+    raise AssertionError("unreachable")
+
+
 def _stop(process: subprocess.Popen, log: str) -> None:
     if process.poll() is None:
         process.terminate()
@@ -311,7 +324,7 @@ class LlamaCppPolicy:
         else:
             llama = find_llama_cpp(self.config.llama_cpp)
             self.gguf = converted_gguf(self.source, self.config.quantization, llama)
-            self.server = LlamaServer(llama, self.gguf, self.config)
+            self.server = _start(llama, self.gguf, self.config)
             self.url = self.server.url
         self._pool = ThreadPoolExecutor(max_workers=self.config.max_batch, thread_name_prefix="termrl-llama")
         self._local = threading.local()

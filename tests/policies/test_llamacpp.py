@@ -197,3 +197,22 @@ def test_eval_plays_it_as_a_local_model_with_its_threads_and_records_the_backend
     assert summary["episodes"] == 2 and summary["errors"] == 0, summary
     run = json.loads((tmp_path / "run" / "_run.json").read_text())
     assert '"llama.cpp"' in json.dumps(run), run
+
+
+def test_a_port_taken_before_the_server_binds_it_is_tried_again(tiny_model, build, monkeypatch):
+    import socket
+
+    import termrl.policies.llamacpp as module
+
+    taken = socket.socket()
+    taken.bind(("127.0.0.1", 0))
+    taken.listen()
+    free = module._free_port
+    ports = iter([taken.getsockname()[1]])
+    monkeypatch.setattr(module, "_free_port", lambda: next(ports, None) or free())
+    try:
+        p = LlamaCppPolicy(tiny_model)
+        assert p.server.port != taken.getsockname()[1] and p.generate([turn("x")])[0].text == "from the started server"
+        p.close()
+    finally:
+        taken.close()
