@@ -33,10 +33,12 @@ token ids, so the server's template never enters. Differences from ``HFPolicy``:
 
 from __future__ import annotations
 
+import ctypes
 import http.client
 import json
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -213,7 +215,8 @@ class LlamaServer:
             command += ["--threads", str(config.threads), "--threads-batch", str(config.threads)]
         try:
             self.process = subprocess.Popen(command, stdout=fd, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                            start_new_session=True)
+                                            start_new_session=True,
+                                            preexec_fn=_die_with_parent)  # noqa: PLW1509 - one prctl call
         finally:
             os.close(fd)
         self._stop = weakref.finalize(self, _stop, self.process, self.log)
@@ -243,6 +246,19 @@ class LlamaServer:
 
     def close(self) -> None:
         self._stop()
+
+
+try:
+    _PRCTL = ctypes.CDLL(None).prctl  # looked up here: the forked child must not load libraries
+except (OSError, AttributeError):  # not Linux
+    _PRCTL = None
+
+
+def _die_with_parent() -> None:
+    """In the server's process before it runs: Linux sends it SIGTERM when the thread that started
+    it ends, so a harness killed without cleaning up (SIGKILL, SIGTERM) leaves no server behind."""
+    if _PRCTL is not None:
+        _PRCTL(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
 
 
 def _start(llama: LlamaCpp, model: Path, config: LlamaCppConfig, tries: int = 3) -> LlamaServer:

@@ -216,3 +216,21 @@ def test_a_port_taken_before_the_server_binds_it_is_tried_again(tiny_model, buil
         p.close()
     finally:
         taken.close()
+
+
+def test_a_harness_killed_without_cleaning_up_leaves_no_server(tiny_model, build, tmp_path):
+    import signal
+    import subprocess
+    import sys
+
+    script = ("import sys, time\nfrom termrl.policies.llamacpp import LlamaCppPolicy\n"
+              f"p = LlamaCppPolicy({str(tiny_model)!r})\nprint(p.server.process.pid, flush=True)\ntime.sleep(600)\n")
+    harness = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
+    server = int(harness.stdout.readline())
+    assert _alive(server)
+    harness.send_signal(signal.SIGKILL)  # no finalizer, no atexit
+    harness.wait()
+    deadline = time.monotonic() + 10
+    while _alive(server) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not _alive(server)
