@@ -431,15 +431,20 @@ def hf_policy_factory(hf_config=None, eval_config=None) -> PolicyFactory:
     return make
 
 
-def ct2_policy_factory(ct2_config=None, eval_config=None, policy_class=CT2Policy) -> PolicyFactory:
-    """``[eval] backend = "ctranslate2"``'s factory: a ``CT2Policy`` over the directory (each round's
-    merged weights, converted once and cached) with ``ct2_config`` (a ``CT2Config``) for sampling
-    and ``eval_config`` (default: the same) for evaluation. ``policy_class=LlamaCppPolicy`` with
-    ``LlamaCppConfig`` configs is ``backend = "llama.cpp"``'s (converted to GGUF, served)."""
+def engine_policy_factory(policy_class, config, eval_config=None) -> PolicyFactory:
+    """``[eval] backend``'s factory for a generation engine: ``policy_class(model_dir, config)`` over
+    the directory (each round's merged weights, converted once and cached) for sampling, and with
+    ``eval_config`` (default: the same) for evaluation. ``CT2Policy`` with ``CT2Config`` configs is
+    "ctranslate2"'s, ``LlamaCppPolicy`` with ``LlamaCppConfig`` configs "llama.cpp"'s."""
     def make(model_dir: Path, purpose: str) -> Policy:
-        return policy_class(model_dir, (eval_config or ct2_config) if purpose == "eval" else ct2_config)
+        return policy_class(model_dir, (eval_config or config) if purpose == "eval" else config)
 
     return make
+
+
+def ct2_policy_factory(ct2_config=None, eval_config=None) -> PolicyFactory:
+    """``[eval] backend = "ctranslate2"``'s factory (``engine_policy_factory`` with ``CT2Policy``)."""
+    return engine_policy_factory(CT2Policy, ct2_config, eval_config)
 
 
 def rft_round(index: int, model_dir: str | Path, train_tasks: Sequence[Task], heldout_tasks: Sequence[Task],

@@ -66,7 +66,7 @@ from termrl.training.mix import split_parts, train_mix
 from termrl.training.rft import (
     RFTConfig,
     adapter_saved,
-    ct2_policy_factory,
+    engine_policy_factory,
     fine_tune,
     hf_policy_factory,
     restore_merged,
@@ -535,12 +535,11 @@ def run_rft(cfg: TrainConfig, out: Path, model_dir: Path, accountant: Accountant
     factory = hf_policy_factory(HFConfig(**options), HFConfig(**{**options, "temperature": cfg.eval.temperature}))
     engine = {"threads": cfg.eval.threads or cfg.threads}
     if cfg.eval.backend == "ctranslate2":
-        factory = ct2_policy_factory(ct2_config(options, **engine),
-                                     ct2_config(options, **engine, temperature=cfg.eval.temperature))
+        factory = engine_policy_factory(CT2Policy, ct2_config(options, **engine),
+                                        ct2_config(options, **engine, temperature=cfg.eval.temperature))
     elif cfg.eval.backend == "llama.cpp":
-        factory = ct2_policy_factory(llamacpp_config(options, **engine),
-                                     llamacpp_config(options, **engine, temperature=cfg.eval.temperature),
-                                     policy_class=LlamaCppPolicy)
+        factory = engine_policy_factory(LlamaCppPolicy, llamacpp_config(options, **engine),
+                                        llamacpp_config(options, **engine, temperature=cfg.eval.temperature))
     rcfg = RFTConfig(rounds=r.rounds, samples_per_task=r.samples_per_task, threshold=r.threshold,
                      eval_samples=cfg.eval.samples, trim=r.trim)
     args = SFTConfig(**{**_common_args(cfg, out), "save_strategy": "no"}, **trl_checkpointing(SFTConfig),
